@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Set up everything on a fresh machine: the virtual environment .venv with
+# graphmend and the pinned development dependencies, the system packages the
+# C++ tests need, and the benchmark environment for transformers 4.52.4.
+# Idempotent: a second run only rebuilds what changed.
+#
+#   scripts/setup.sh            # everything
+#   scripts/setup.sh --no-bench # skip the transformers 4.52.4 environment
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_bench=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-bench) want_bench=0 ;;
+    *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+
+python=${GRAPHMEND_PYTHON:-}
+if [ -z "$python" ]; then
+  for candidate in python3.11 python3; do
+    if command -v "$candidate" >/dev/null 2>&1; then python=$candidate; break; fi
+  done
+fi
+
+log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+
+# System packages for the C++ test suite and the fuzzer (Debian).
+need_apt=()
+[ -d /usr/include/gtest ] || need_apt+=(libgtest-dev)
+command -v clang++ >/dev/null 2>&1 || need_apt+=(clang)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing ${need_apt[*]} (apt)"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    log "warning: missing ${need_apt[*]}; C++ tests or the fuzzer will be skipped"
+  fi
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  log "creating .venv with $python"
+  "$python" -m venv .venv
+fi
+log "installing pinned development dependencies into .venv"
+.venv/bin/python -m pip install -q --disable-pip-version-check -r requirements/dev.txt
+log "building and installing graphmend into .venv"
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation \
+  --no-deps .
+
+if [ "$want_bench" = 1 ] && [ -f requirements/bench-tf452.txt ]; then
+  if [ ! -x .venv-tf452/bin/python ]; then
+    log "creating .venv-tf452 (transformers 4.52.4, the paper's version)"
+    "$python" -m venv .venv-tf452
+  fi
+  .venv-tf452/bin/python -m pip install -q --disable-pip-version-check -r requirements/bench-tf452.txt
+fi
+log "done: .venv/bin/graphmend is ready"
