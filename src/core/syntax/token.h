@@ -109,6 +109,9 @@ namespace gm {
   X(KwWhile, "while")                                                          \
   X(KwWith, "with")                                                            \
   X(KwYield, "yield")                                                          \
+  /* a character CPython lexes as an OP no rule accepts ($, ?, `): the */     \
+  /* parser reports "invalid syntax" there */                                 \
+  X(Unknown, "unknown character")                                              \
   /* the lexer stopped here; the error is in Lexer::error() */                 \
   X(Error, "error")
 
