@@ -62,7 +62,7 @@ constexpr IdentTable kIdent;
 struct StringStopTable {
   bool v[256];
   constexpr StringStopTable() : v() {
-    v[0] = v['\n'] = v['\r'] = v['\\'] = v['\''] = v['"'] = true;
+    for (unsigned char c : {'\0', '\n', '\r', '\\', '\'', '"'}) v[c] = true;
   }
 };
 constexpr StringStopTable kStringStop;

@@ -1,0 +1,3 @@
+@a.b[c]
+@(lambda f: f)
+def g(): ...

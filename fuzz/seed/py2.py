@@ -1,0 +1,2 @@
+print "py2"
+exec "x"

@@ -1,0 +1,2 @@
+async = 1
+await = 2

@@ -1,0 +1,20 @@
+a = 'x'
+b = "'"
+c = '"'
+d = '\'"'
+e = ''
+f = '\\'
+g = '\t\n\r\x00\x1f\x7f'
+h = r'\n'
+i = u'unicode'
+j = U'x'
+k = '''multi
+line'''
+l = 'con' 'cat'
+m = 'a' u'b'
+n = u'a' 'b'
+o = '\N{BULLET}'
+p = '\u00e9t\u00e9'
+q = 'été'
+r = '\
+continued'

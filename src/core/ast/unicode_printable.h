@@ -1,0 +1,14 @@
+// Which code points CPython 3.<minor> treats as printable
+// (Py_UNICODE_ISPRINTABLE, i.e. str.isprintable()): everything except the
+// categories Cc, Cf, Cs, Co, Cn, Zl, Zp and Zs other than U+0020. repr(str)
+// escapes the rest. The tables are generated per Unicode database version by
+// scripts/gen_printable_table.py.
+#pragma once
+
+namespace gm::ast {
+
+bool is_printable(char32_t cp, int minor);
+// The Unicode database version CPython 3.<minor> ships ("15.1.0"), or "".
+const char* unicode_version_for(int minor);
+
+}  // namespace gm::ast
