@@ -1,0 +1,385 @@
+"""graphmend.runtime: what mended source calls at run time.
+
+Mended files import this module as ``import graphmend.runtime as _graphmend_rt``
+and depend on nothing else of graphmend.  The module imports no third-party
+package at import time (``torch`` is only looked up in ``sys.modules``), so
+importing it costs a few hundred microseconds.
+
+Two families, documented precisely in ``docs/runtime.md``:
+
+* deferred side effects ([Defer]): ``print``, ``log``, ``warn``;
+* traps ([Trap]): ``trap_if``, ``trap_unless`` and the ``equal`` /
+  ``same_shape`` helpers for ``torch.equal`` guards.
+
+Outside compilation every function does exactly what the original statement
+did, immediately.  While TorchDynamo traces a function, the call is instead
+recorded in a module-level queue (arguments snapshotted: tensors cloned in the
+graph) and one marker attribute of this module is assigned.  Dynamo replays both
+mutations after the graph; the marker assignment runs this module's
+``__setattr__``, which drains the queue in order, outside Dynamo.  This works
+from inlined frames (helper functions, submodules' ``forward``), keeps one graph
+and counts no graph break.
+
+How this was chosen (torch 2.13) is in docs/runtime.md, section "Mechanism".
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import sys as _sys
+import types as _types
+
+# Served by the module __getattr__ (and cached once armed), hence noqa F822.
+__all__ = [  # noqa: F822
+    "equal",
+    "flush",
+    "log",
+    "pending",
+    "print",
+    "same_shape",
+    "trap_if",
+    "trap_unless",
+    "warn",
+]
+
+#: Version of the calling convention documented in docs/runtime.md.  Bump only
+#: with a compatible change; mended files never check it, tools may.
+API_VERSION = 1
+
+# Actions recorded while tracing, replayed by Dynamo after the graph and drained
+# by ``_RuntimeModule.__setattr__``.  Each item is a tuple whose first element
+# is one of the ``_K_*`` kinds.  Eager calls never put anything here.
+_QUEUE: list = []
+
+_K_PRINT = "print"
+_K_LOG = "log"
+_K_WARN = "warn"
+_K_TRAP = "trap"
+
+# Name of the marker attribute whose (replayed) assignment drains the queue.
+# It is never stored in the module's __dict__.
+_MARKER = "_graphmend_flush_marker"
+
+# Logger methods of the standard library that honour ``stacklevel`` (3.8+).
+_STDLIB_LOG_METHODS = frozenset(
+    [
+        "debug",
+        "info",
+        "warning",
+        "warn",
+        "error",
+        "exception",
+        "critical",
+        "fatal",
+        "log",
+    ]
+)
+
+_armed = False
+_drain_outside_dynamo = None  # set by _arm(): _drain wrapped by torch._dynamo.disable
+
+
+# ---------------------------------------------------------------------------
+# helpers that Dynamo inlines (keep them trivially traceable)
+
+
+def _compiling() -> bool:
+    """True only while TorchDynamo traces (never when code really runs)."""
+    torch = _sys.modules.get("torch")
+    return torch is not None and torch.compiler.is_compiling()
+
+
+def _snap(value):
+    """Snapshot one argument at the call site (traced: the clone is in the graph)."""
+    torch = _sys.modules["torch"]
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, list):
+        return [_snap(v) for v in value]
+    if isinstance(value, tuple) and type(value) is tuple:
+        return tuple(_snap(v) for v in value)
+    if isinstance(value, dict) and type(value) is dict:
+        return {k: _snap(v) for k, v in value.items()}
+    return value
+
+
+def _snap_args(args):
+    return tuple(_snap(a) for a in args)
+
+
+def _mark():
+    # Under tracing this is a recorded mutation of this module, replayed by
+    # Dynamo after the graph (after the queue's own update) as a STORE_ATTR on
+    # the module object, which runs _RuntimeModule.__setattr__.
+    global _graphmend_flush_marker
+    _graphmend_flush_marker = None
+
+
+# ---------------------------------------------------------------------------
+# public API: deferred side effects
+
+
+def _print(*args, **kwargs):
+    """``print(*args, **kwargs)``, deferred to after the graph when compiled."""
+    if _compiling():
+        _QUEUE.append((_K_PRINT, _snap_args(args), kwargs))
+        _mark()
+        return None
+    if _QUEUE:
+        _drain()
+    return _builtins.print(*args, **kwargs)
+
+
+def _log(logger, method, *args, **kwargs):
+    """``logger.<method>(*args, **kwargs)``, deferred when compiled.
+
+    ``method`` is the attribute name as a string: ``"info"``, ``"warning"``,
+    ``"log"`` (then ``args[0]`` is the level), ``"warning_once"``, ...
+    """
+    if _compiling():
+        _QUEUE.append((_K_LOG, logger, method, _snap_args(args), _snap(kwargs)))
+        _mark()
+        return None
+    if _QUEUE:
+        _drain()
+    return _call_logger(logger, method, args, kwargs)
+
+
+def _warn(message, category=None, stacklevel=1, source=None):
+    """``warnings.warn(message, category, stacklevel, source)``, deferred when compiled."""
+    if _compiling():
+        _QUEUE.append((_K_WARN, _snap(message), category, stacklevel, source))
+        _mark()
+        return None
+    if _QUEUE:
+        _drain()
+    return _call_warn(message, category, stacklevel, source)
+
+
+# ---------------------------------------------------------------------------
+# public API: traps
+
+
+def _trap_if(fail, exc_type, *exc_args):
+    """``if fail: raise exc_type(*exc_args)``; checked after the graph when compiled.
+
+    ``fail`` is a ``bool`` or a tensor whose truth value Python would take
+    (``bool(fail)``; one element).
+    """
+    if _compiling():
+        if fail is False:
+            return
+        if fail is True:
+            # Decided at trace time (e.g. shapes differ): raise right here, as
+            # the original did.  Dynamo breaks the graph at this raise; what was
+            # deferred before it is flushed first.
+            raise exc_type(*exc_args)
+        _QUEUE.append((_K_TRAP, _snap(fail), exc_type, exc_args))
+        _mark()
+        return
+    if _QUEUE:
+        _drain()
+    if fail:
+        raise exc_type(*exc_args)
+    return
+
+
+def _trap_unless(ok, exc_type, *exc_args):
+    """``if not ok: raise exc_type(*exc_args)`` (the form of ``assert ok, msg``)."""
+    if _compiling():
+        if ok is True:
+            return None
+        if ok is False:
+            raise exc_type(*exc_args)
+        torch = _sys.modules["torch"]
+        if isinstance(ok, torch.Tensor):
+            return _trap_if(torch.logical_not(ok), exc_type, *exc_args)
+        return _trap_if(not ok, exc_type, *exc_args)
+    if _QUEUE:
+        _drain()
+    if not ok:
+        raise exc_type(*exc_args)
+    return None
+
+
+def _same_shape(a, b) -> bool:
+    """Static part of ``torch.equal(a, b)``: do the shapes match?  Always a
+    Python ``bool`` (shapes are static under Dynamo's default specialisation)."""
+    return tuple(a.shape) == tuple(b.shape)
+
+
+def _equal(a, b):
+    """``torch.equal(a, b)``.
+
+    Eagerly: exactly ``torch.equal(a, b)`` (a ``bool``).  While tracing: ``False``
+    when the shapes differ (decided at trace time), otherwise a 0-d bool tensor
+    ``(a == b).all()`` (same dtype promotion and NaN behaviour as ``torch.equal``),
+    which ``trap_if``/``trap_unless`` accept.
+    """
+    torch = _sys.modules["torch"]
+    if _compiling():
+        if not _same_shape(a, b):
+            return False
+        if a.device != b.device:
+            # torch.equal raises here; keep that behaviour.
+            return torch.equal(a, b)
+        return torch.eq(a, b).all()
+    return torch.equal(a, b)
+
+
+def _flush():
+    """Drain the queue now.  Never needed by mended code (the replayed marker
+    assignment does it); harmless when the queue is empty."""
+    if _QUEUE:
+        _drain()
+
+
+def _pending() -> int:
+    """Number of recorded actions not yet emitted (for tests and debugging)."""
+    return len(_QUEUE)
+
+
+# ---------------------------------------------------------------------------
+# emission (never traced)
+
+
+def _is_internal_frame(frame) -> bool:
+    name = frame.f_globals.get("__name__", "")
+    return name == __name__ or name.startswith("torch._dynamo")
+
+
+def _levels_to_user(frame) -> int:
+    """Number of consecutive frames, starting at ``frame`` and walking to
+    callers, that belong to this module or to torch._dynamo (its wrappers)."""
+    n = 1
+    while frame is not None and _is_internal_frame(frame):
+        frame = frame.f_back
+        n += 1
+    return n - 1
+
+
+def _call_logger(logger, method, args, kwargs):
+    import logging
+
+    fn = getattr(logger, method)
+    if method in _STDLIB_LOG_METHODS and isinstance(
+        logger, (logging.Logger, logging.LoggerAdapter)
+    ):
+        # logging's findCaller skips its own frames, then counts ``stacklevel``
+        # others (3.11+ semantics); make our frames invisible.
+        extra = _levels_to_user(_sys._getframe(0))
+        kwargs = dict(kwargs)
+        kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + extra
+    return fn(*args, **kwargs)
+
+
+def _call_warn(message, category, stacklevel, source):
+    import warnings
+
+    # warn's stacklevel=1 is this frame; make all our frames invisible.
+    extra = _levels_to_user(_sys._getframe(0))
+    return warnings.warn(message, category, stacklevel + extra, source)
+
+
+def _drain_impl():
+    items = _QUEUE[:]
+    del _QUEUE[:]
+    for item in items:
+        kind = item[0]
+        if kind == _K_PRINT:
+            _builtins.print(*item[1], **item[2])
+        elif kind == _K_LOG:
+            _call_logger(item[1], item[2], item[3], item[4])
+        elif kind == _K_WARN:
+            _call_warn(item[1], item[2], item[3], item[4])
+        elif kind == _K_TRAP:
+            if item[1]:
+                # Later actions are dropped: the original never reached them.
+                raise item[2](*item[3])
+        else:  # pragma: no cover - defensive
+            raise RuntimeError(f"graphmend.runtime: unknown queued action {kind!r}")
+
+
+def _drain():
+    fn = _drain_outside_dynamo
+    if fn is None:
+        _drain_impl()
+    else:
+        fn()
+
+
+# ---------------------------------------------------------------------------
+# module plumbing
+
+
+class _RuntimeModule(_types.ModuleType):
+    """Module class whose marker assignment drains the queue."""
+
+    def __setattr__(self, name, value):
+        if name == _MARKER:
+            _drain()
+            return
+        super().__setattr__(name, value)
+
+
+_PUBLIC = {
+    "print": _print,
+    "log": _log,
+    "warn": _warn,
+    "trap_if": _trap_if,
+    "trap_unless": _trap_unless,
+    "equal": _equal,
+    "same_shape": _same_shape,
+    "flush": _flush,
+    "pending": _pending,
+}
+
+
+def _arm() -> bool:
+    """Keep our emission frames out of Dynamo.  Needs torch._dynamo loaded.
+
+    * ``_RuntimeModule.__setattr__``'s code is skipped by Dynamo's frame hook;
+    * the drain runs under ``torch._dynamo.disable`` (recursive), so the
+      logging/warnings/transformers frames it calls are not compiled either.
+    Without this, Dynamo would compile those frames when the replay runs and
+    count graph breaks inside them.
+    """
+    global _armed, _drain_outside_dynamo
+    if _armed:
+        return True
+    dynamo = _sys.modules.get("torch._dynamo")
+    if dynamo is None:
+        return False
+    try:
+        from torch._dynamo.eval_frame import skip_code
+
+        skip_code(_RuntimeModule.__setattr__.__code__)
+        _drain_outside_dynamo = dynamo.disable(
+            _drain_impl, reason="graphmend.runtime emission"
+        )
+    except Exception:  # noqa: BLE001  # pragma: no cover - torch without these internals
+        _drain_outside_dynamo = None
+    _armed = True
+    return True
+
+
+def __getattr__(name):
+    # Public functions are served from here until Dynamo is loaded, so that the
+    # first access while tracing (Dynamo really performs this getattr) arms the
+    # runtime before any replay.  Then they are cached in the module dict.
+    fn = _PUBLIC.get(name)
+    if fn is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if _arm():
+        globals().update(_PUBLIC)
+    return fn
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC))
+
+
+_sys.modules[__name__].__class__ = _RuntimeModule
+if "torch._dynamo" in _sys.modules:
+    _arm()
+    globals().update(_PUBLIC)
