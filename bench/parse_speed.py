@@ -23,7 +23,6 @@ divided by the corpus size.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import shutil

@@ -42,5 +42,25 @@ def main(paths: list[str]) -> int:
     return status
 
 
+def explain_example(path: str) -> None:
+    """Let Dynamo itself count the example's graphs and breaks."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("torch is not installed: skipping the Dynamo count")
+        return
+    from graphmend.explain_cli import load_factory, unpack_factory_result
+    from graphmend import explain
+
+    fn, args, kwargs = unpack_factory_result(load_factory(f"{path}:make_model")())
+    report = explain(fn, *args, **kwargs)
+    print(f"== Dynamo on {path}:make_model (before any fix)")
+    print(report.format_text())
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    paths = sys.argv[1:]
+    code = main(paths)
+    if paths == ["examples/tiny_model.py"]:
+        explain_example(paths[0])
+    sys.exit(code)

@@ -46,18 +46,40 @@ class Parser {
   // ======================================================================
   // Infrastructure (parser.cpp)
   // ======================================================================
-  const Token& peek(int ahead = 0) const;
-  Tok kind(int ahead = 0) const { return peek(ahead).kind; }
+  // The token stream always ends with EndMarker (or Error) and pos_ never
+  // moves past it, so tokens[pos_] is always valid; lookahead clamps.
+  const Token& peek() const { return lexed_.tokens[pos_]; }
+  const Token& peek(int ahead) const {
+    const std::size_t i = pos_ + static_cast<std::size_t>(ahead);
+    const std::size_t n = lexed_.tokens.size();
+    return lexed_.tokens[i < n ? i : n - 1];
+  }
+  Tok kind() const { return lexed_.tokens[pos_].kind; }
+  Tok kind(int ahead) const { return peek(ahead).kind; }
   bool at(Tok k) const { return kind() == k; }
-  const Token& advance();                // consume and return the current token
-  bool accept(Tok k);                    // consume if the current token is k
+  // consume and return the current token (never steps past the last one)
+  const Token& advance() {
+    const Token& t = lexed_.tokens[pos_];
+    if (pos_ + 1 < lexed_.tokens.size()) ++pos_;
+    return t;
+  }
+  // consume if the current token is k
+  bool accept(Tok k) {
+    if (lexed_.tokens[pos_].kind != k) return false;
+    advance();
+    return true;
+  }
   const Token& expect(Tok k);            // consume k or fail with CPython's wording
-  const Token& previous() const;         // the last consumed token
+  const Token& previous() const {        // the last consumed token
+    return lexed_.tokens[pos_ == 0 ? 0 : pos_ - 1];
+  }
   std::size_t mark() const { return pos_; }
   void reset(std::size_t mark) { pos_ = mark; }
   // A NAME token spelled `word` (soft keywords: match, case, _, type).
   bool at_soft_keyword(std::string_view word, int ahead = 0) const;
-  std::string_view text(const Token& t) const;
+  std::string_view text(const Token& t) const {
+    return source_.text().substr(t.begin, t.end - t.begin);
+  }
 
   bool version_at_least(int minor) const { return options_.version.minor >= minor; }
   int minor() const { return options_.version.minor; }
@@ -87,7 +109,9 @@ class Parser {
   // Positions. Columns are UTF-8 byte offsets from the start of the line.
   Position position_of(const Token& first, const Token& last) const;
   Position position_of(std::uint32_t begin, std::uint32_t end) const;
-  std::uint32_t line_of(std::uint32_t offset) const { return lexed_.lines.line_of(offset); }
+  // Line of a byte offset; nodes are built roughly in source order, so the
+  // last answer is tried first before a binary search.
+  std::uint32_t line_of(std::uint32_t offset) const;
   std::uint32_t col_of(std::uint32_t offset) const;
 
   // Node builders: a node spanning tokens [first, last] or two nodes.
@@ -102,6 +126,23 @@ class Parser {
 
   // Identifier text as CPython stores it (NFKC-normalised when non-ASCII).
   ast::Field identifier(const Token& name);
+
+  // More builders: spans token..node and node..token.
+  NodeId make_from(NodeKind kind, const Token& first, NodeId last,
+                   std::initializer_list<ast::Field> fields);
+  NodeId make_to(NodeKind kind, NodeId first, const Token& last,
+                 std::initializer_list<ast::Field> fields);
+  Position position_between(NodeId first, NodeId last) const;
+  Position position_from(const Token& first, NodeId last) const;
+  Position position_to(NodeId first, const Token& last) const;
+  // CPython's generic error at the current token: "invalid syntax", or the
+  // lexer's error / "unexpected indent" / "unexpected unindent" where the
+  // current token says so.
+  [[noreturn]] void syntax_error_here();
+  // Scratch stack for child lists: remember scratch_.size() as `base`, push
+  // children, then scratch_list(base) stores them and pops them.
+  std::vector<NodeId> scratch_;
+  ast::Field scratch_list(std::size_t base);
 
   // ======================================================================
   // Expressions (expressions.cpp)
@@ -132,30 +173,125 @@ class Parser {
   void set_context(NodeId expr, NodeKind ctx, TargetKind why);
   NodeId star_targets();             // for `for` targets and `with ... as`
 
+  // ---- expressions.cpp / targets.cpp helpers
+  NodeId conjunction();
+  NodeId inversion();
+  NodeId comparison();
+  bool at_compare_op(NodeKind& op) const;
+  NodeId binary(int min_precedence);  // precedence climbing, | .. * / // % @
+  NodeId factor();
+  NodeId power();
+  NodeId slice_item();
+  // '(' args ')' after func; the Call spans `first` .. ')'. call_arguments()
+  // above is the entry for class bases (func may be NodeId{}): current token
+  // '(' , consumes through ')', returns a Call whose args/keywords are read.
+  NodeId call(NodeId func, const Token& first, bool allow_genexp);
+  void check_repeated_keyword(std::size_t base, const Token& name);
+  [[noreturn]] void keyword_assignment_error(NodeId e);
+  [[noreturn]] void syntax_error_after_argument(NodeId e, const char* message);
+  NodeId parenthesized();
+  NodeId list_display();
+  NodeId brace_display();
+  NodeId set_element();
+  NodeId dict_rest(const Token& lbrace, std::size_t base);
+  NodeId lambda_nocond();
+  NodeId target_list(TargetKind why);
+  NodeId star_target();
+  std::string expr_name(NodeId e) const;
+  NodeId invalid_target(NodeId e, NodeKind ctx) const;
+  void apply_context(NodeId e, NodeKind ctx);
+  void check_debug_target(NodeId e, NodeKind ctx);
+  bool assignment_hint_applies(NodeId target);
+  bool starts_value_bitwise_or() const;
+  std::size_t first_token_index(NodeId e) const;
+  void missing_comma_error(const Token& first, NodeId a);
+  // Bracket nesting of the expression being parsed (for 3.10+'s "Perhaps you
+  // forgot a comma?", which CPython only gives inside brackets).
+  int bracket_depth_ = 0;
+  struct BracketGuard {
+    explicit BracketGuard(Parser& p) : p_(p) { ++p_.bracket_depth_; }
+    ~BracketGuard() { --p_.bracket_depth_; }
+    BracketGuard(const BracketGuard&) = delete;
+    BracketGuard& operator=(const BracketGuard&) = delete;
+    Parser& p_;
+  };
+  bool is_parenthesized(NodeId e) const;
+
   // ======================================================================
   // f-strings (fstrings.cpp)
   // ======================================================================
   // Parse one f-string starting at an FStringStart token; appends its parts
   // (Constant / FormattedValue) to `values` for string concatenation.
   void fstring(std::vector<NodeId>& values);
+  // Helpers (fstrings.cpp). FStringState/FStringPart are defined there.
+  struct FStringState;
+  struct FStringPart;
+  void fstring_token(FStringState& st);
+  void fstring_field(FStringState& st, std::vector<FStringPart>& out, int level);
+  NodeId fstring_spec(FStringState& st, const Token& colon, int level);
+  void fstring_check_expr_text(std::uint32_t begin, const Token& at);
+  void fstring_remap(NodeId node, int line0, int col_delta, int line_delta);
+  NodeId fstring_constant(std::string_view value, bool kind_u);
 
   // ======================================================================
   // Statements (statements.cpp), parameters.cpp, patterns.cpp, type_params.cpp
   // ======================================================================
-  std::vector<NodeId> statements_until(Tok end);  // module body or block
-  void statement(std::vector<NodeId>& out);        // one line may yield several
-  void simple_statements(std::vector<NodeId>& out);
+  // Statement lists are built on scratch_: statement() and
+  // simple_statements() push the statements they parse onto it.
+  void statement();                 // one line (may push several) or compound
+  void simple_statements();         // simple_stmt (';' simple_stmt)* [';'] NEWLINE
   NodeId simple_statement();
   NodeId compound_statement();
-  std::vector<NodeId> block();                     // ':' already consumed
-  NodeId function_def(std::vector<NodeId> decorators, const Token* async_tok,
-                      const Token& first);
-  NodeId class_def(std::vector<NodeId> decorators, const Token& first);
-  NodeId parameters(bool is_lambda);               // -> arguments
+  // After ':': NEWLINE INDENT statements DEDENT | simple_stmts. `what`, `line`
+  // name the owner for "expected an indented block after <what> on line N".
+  ast::Field block(std::string_view what, std::uint32_t line);
+  NodeId function_def(ast::Field decorators, const Token& first);  // at 'def'/'async'
+  NodeId class_def(ast::Field decorators, const Token& first);     // at 'class'
+  // Parameter list of a def (is_lambda=false; stops before ')') or a lambda
+  // (stops before ':'); never consumes the closing token. -> arguments
+  NodeId parameters(bool is_lambda);
   NodeId match_statement();
   NodeId pattern();
   ast::Field type_params_opt();                    // '[' ... ']' or empty list
   NodeId type_alias();
+
+  // ---- statements.cpp helpers
+  NodeId expression_statement();
+  NodeId import_name();
+  NodeId import_from();
+  NodeId import_alias(bool dotted);
+  NodeId if_statement();
+  NodeId while_statement();
+  NodeId for_statement();
+  NodeId with_statement();
+  NodeId with_item();
+  bool parenthesized_with_items(std::size_t base);
+  NodeId try_statement();
+  NodeId decorated();
+  std::uint32_t compound_end() const;
+  // ':' after a compound statement header. CPython 3.10+ says "expected ':'"
+  // where its grammar forces the token (&&':') or a NEWLINE comes instead.
+  void expect_colon(bool forced);
+  bool at_match_statement() const;
+  void check_38_decorator();
+  std::uint32_t last_block_end_ = 0;  // 3.8: end of the last block's last statement
+  // ---- parameters.cpp helpers
+  NodeId parameter(bool is_lambda, bool allow_star_annotation);
+  // ---- patterns.cpp helpers
+  NodeId case_block();
+  NodeId match_subject();
+  void match_missing_colon(std::size_t start);
+  NodeId patterns_top();             // open sequence or single pattern (case ... :)
+  NodeId or_pattern();
+  NodeId closed_pattern();
+  NodeId maybe_star_pattern();
+  NodeId literal_value_expr();       // signed number / complex / string / None...
+  NodeId value_name_expr();          // NAME ('.' NAME)* -> Name/Attribute
+  NodeId class_pattern_rest(NodeId cls, const Token& first);
+  NodeId mapping_pattern();
+  NodeId sequence_pattern();
+  // ---- type_params.cpp helpers
+  NodeId type_param();
 
  private:
   const Source& source_;
@@ -165,6 +301,16 @@ class Parser {
   std::size_t pos_ = 0;
   int depth_ = 0;
   std::optional<SyntaxError> error_;
+  std::vector<NodeKind> ops_scratch_;  // Compare.ops under construction
+  mutable std::uint32_t line_hint_ = 1;  // line_of() cache
+
+  [[noreturn]] void abort_with(SyntaxError error);
+  bool lexer_error_overrides(std::uint32_t error_line) const;
+
+ public:
+  SyntaxError lexer_error() const;  // the lexer's error as this version words it
+
+ private:
 
   friend class DepthGuard;
 };
