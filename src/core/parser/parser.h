@@ -161,7 +161,9 @@ class Parser {
   NodeId lambda_expression();
   NodeId yield_expression();         // 'yield' ... | 'yield' 'from' ...
   NodeId slices();
-  NodeId call_arguments(NodeId func);  // after '(' consumed? see .cpp
+  // At '(': parses through ')' and returns Call(func, args, keywords);
+  // func may be NodeId{} (class bases: read the Call's args/keywords).
+  NodeId call_arguments(NodeId func);
   NodeId strings();                  // adjacent STRING / f-string tokens
   NodeId number();
   // Comprehension clauses: for_if_clauses
