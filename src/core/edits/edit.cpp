@@ -1,0 +1,144 @@
+#include "edits/edit.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace gm::edits {
+
+std::string_view applicability_name(Applicability a) {
+  switch (a) {
+    case Applicability::DisplayOnly: return "display-only";
+    case Applicability::Unsafe: return "unsafe";
+    case Applicability::Safe: return "safe";
+  }
+  return "?";
+}
+
+std::uint32_t Fix::begin() const {
+  if (edits.empty()) return 0;
+  std::uint32_t b = edits.front().begin;
+  for (const auto& e : edits) b = std::min(b, e.begin);
+  return b;
+}
+
+std::uint32_t Fix::end() const {
+  std::uint32_t e = 0;
+  for (const auto& ed : edits) e = std::max(e, ed.end);
+  return e;
+}
+
+bool is_char_boundary(std::string_view text, std::size_t offset) {
+  if (offset == 0 || offset >= text.size()) return offset <= text.size();
+  const auto c = static_cast<unsigned char>(text[offset]);
+  if ((c & 0xC0) == 0x80) return false;  // continuation byte
+  if (text[offset] == '\n' && text[offset - 1] == '\r') return false;
+  return true;
+}
+
+bool is_valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n;
+    std::uint32_t cp;
+    if (c < 0x80) { ++i; continue; }
+    if ((c & 0xE0) == 0xC0) { n = 1; cp = c & 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { n = 2; cp = c & 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { n = 3; cp = c & 0x07; }
+    else return false;
+    for (std::size_t k = 1; k <= n; ++k) {
+      if (i + k >= s.size()) return false;
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+namespace {
+
+// Do two edits conflict? Proper overlap, an insertion strictly inside the
+// other's range, or two insertions at the same point.
+bool overlaps(const Edit& a, const Edit& b) {
+  if (a.is_insertion() && b.is_insertion()) return a.begin == b.begin;
+  if (a.is_insertion()) return b.begin < a.begin && a.begin < b.end;
+  if (b.is_insertion()) return a.begin < b.begin && b.begin < a.end;
+  return a.begin < b.end && b.begin < a.end;
+}
+
+bool edit_less(const Edit& a, const Edit& b) {
+  if (a.begin != b.begin) return a.begin < b.begin;
+  return a.end < b.end;  // an insertion at b goes before [b, c)
+}
+
+}  // namespace
+
+std::string validate_fix(std::string_view text, const Fix& fix) {
+  for (std::size_t i = 0; i < fix.edits.size(); ++i) {
+    const Edit& e = fix.edits[i];
+    if (e.begin > e.end || e.end > text.size()) return "edit range out of bounds";
+    if (!is_char_boundary(text, e.begin) || !is_char_boundary(text, e.end))
+      return "edit splits a UTF-8 sequence or a CRLF";
+    if (!is_valid_utf8(e.replacement)) return "replacement is not valid UTF-8";
+    for (std::size_t j = 0; j < i; ++j)
+      if (overlaps(e, fix.edits[j]) || e == fix.edits[j]) return "edits of one fix overlap";
+  }
+  return {};
+}
+
+ApplyResult apply_fixes(std::string_view text, std::span<const Fix> fixes) {
+  ApplyResult out;
+  out.status.assign(fixes.size(), FixStatus::Conflict);
+
+  std::vector<std::size_t> order(fixes.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return fixes[a].begin() < fixes[b].begin();
+  });
+
+  std::vector<Edit> accepted;  // kept sorted by edit_less
+  for (std::size_t idx : order) {
+    const Fix& fix = fixes[idx];
+    if (fix.edits.empty()) { out.status[idx] = FixStatus::Empty; continue; }
+    if (!validate_fix(text, fix).empty()) {
+      out.status[idx] = FixStatus::Invalid;
+      ++out.invalid;
+      continue;
+    }
+    bool conflict = false;
+    std::vector<const Edit*> fresh;
+    for (const Edit& e : fix.edits) {
+      bool shared = false;
+      for (const Edit& a : accepted) {
+        if (a == e) { shared = true; break; }
+        if (overlaps(a, e)) { conflict = true; break; }
+      }
+      if (conflict) break;
+      if (!shared) fresh.push_back(&e);
+    }
+    if (conflict) { ++out.conflicts; continue; }
+    for (const Edit* e : fresh)
+      accepted.insert(std::upper_bound(accepted.begin(), accepted.end(), *e, edit_less), *e);
+    out.status[idx] = FixStatus::Applied;
+    ++out.applied;
+  }
+
+  std::size_t size = text.size();
+  for (const Edit& e : accepted) size = size - (e.end - e.begin) + e.replacement.size();
+  out.text.reserve(size);
+  std::size_t pos = 0;
+  for (const Edit& e : accepted) {
+    out.text.append(text.substr(pos, e.begin - pos));
+    out.text.append(e.replacement);
+    pos = e.end;
+  }
+  out.text.append(text.substr(pos));
+  return out;
+}
+
+}  // namespace gm::edits

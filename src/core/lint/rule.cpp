@@ -1,0 +1,14 @@
+#include "lint/rule.h"
+
+namespace gm::lint {
+
+RuleContext::RuleContext(const Source& source, const ParseResult& parsed,
+                         const ParseOptions& options, const sema::Model* model)
+    : source_(source),
+      parsed_(parsed),
+      options_(options),
+      model_(model),
+      style_(edits::Stylist::detect(source.text(), parsed.lexed)),
+      file_{source.text(), parsed.tree, parsed.lexed, style_} {}
+
+}  // namespace gm::lint
