@@ -1,0 +1,294 @@
+// The semantic model: what the rules stand on.
+//
+//   gm::sema::Model m = gm::sema::analyze(tree, source);
+//
+// It answers, for one parsed module:
+//   - scopes and bindings (module, class, function, lambda, comprehension;
+//     global/nonlocal), and which binding a Name refers to (resolve);
+//   - qualified names of Name/Attribute chains through imports
+//     (qualified_name), builtins ("builtins.print" when not shadowed),
+//     logger objects (is_logger);
+//   - compiled regions: functions Dynamo will trace (forward of nn.Module
+//     subclasses, torch.compile'd functions, and what they call statically);
+//   - tensor facts: tensor / not tensor / tensor-or-None / unknown per
+//     expression, with dtype and "same shape as" where cheap.
+//
+// Invariants and conventions:
+//  - The model borrows the Tree (and its strings): the tree must outlive it.
+//    All string_views returned point into the tree's string arena.
+//  - Per-node data lives in vectors indexed by NodeId::index; scopes, bindings
+//    and classes are addressed by dense 32-bit ids (kNone = "no such").
+//  - Everything is best effort and conservative: what cannot be proven is
+//    Unknown / nullopt / not-a-region-entry, never a guess presented as fact.
+//    Region reachability over-approximates calls it can resolve statically
+//    within the file and ignores the rest.
+//  - A tree with a syntax error is analysed as far as it goes; an empty tree
+//    gives a model with one (module) scope.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ast/tree.h"
+#include "syntax/source.h"
+
+namespace gm::sema {
+
+using ast::NodeId;
+inline constexpr std::uint32_t kNone = 0xffffffffu;
+
+// ---------------------------------------------------------------- scopes
+enum class ScopeKind : std::uint8_t { Module, Class, Function, Lambda, Comprehension };
+
+using ScopeId = std::uint32_t;
+
+struct Scope {
+  ScopeKind kind = ScopeKind::Module;
+  NodeId node;                // Module / ClassDef / (Async)FunctionDef / Lambda / *Comp
+  ScopeId parent = kNone;     // lexically enclosing scope (kNone for the module)
+  std::string_view name;      // function or class name; "" otherwise
+};
+
+// ---------------------------------------------------------------- bindings
+enum class BindingKind : std::uint8_t {
+  Assign,         // x = v, x, y = v (unpacking), x[...] never (not a name)
+  AugAssign,      // x += v
+  AnnAssign,      // x: T = v
+  Declaration,    // x: T (no value: makes x local, binds nothing)
+  For,            // for x in ...
+  With,           // with ... as x
+  ExceptAs,       // except E as x
+  Import,         // import a.b  (binds a) / import a.b as c (binds c)
+  ImportFrom,     // from m import a [as b]
+  FunctionDef,    // def / async def name
+  ClassDef,       // class name
+  Parameter,      // def f(x, *a, **k) / lambda x: ...
+  NamedExpr,      // (x := v)
+  Comprehension,  // [... for x in ...]
+  MatchCapture,   // case x / case [*rest] / case {**rest} / case P() as x
+  Delete,         // del x
+  TypeParam,      // def f[T](), type X = ... (the alias name too)
+};
+
+using BindingId = std::uint32_t;
+
+struct Binding {
+  std::string_view name;
+  BindingKind kind = BindingKind::Assign;
+  ScopeId scope = kNone;  // the scope that owns the name (after global/nonlocal)
+  NodeId node;    // Name(Store/Del) | arg | alias | FunctionDef | ClassDef |
+                  // ExceptHandler | Match* pattern | TypeVar...
+  NodeId binder;  // Assign/AugAssign/AnnAssign/For/withitem/comprehension/
+                  // NamedExpr/Delete/Import/ImportFrom/...; = node for defs
+  NodeId value;   // the value this name gets when it is the whole target
+                  // (or the matching element of a literal tuple), else None
+  NodeId source;  // the whole right-hand side / iterable / context expr
+  std::uint32_t effective = 0;  // byte offset from which the binding holds
+  std::uint32_t next_in_symbol = kNone;  // next binding of the same name/scope
+  // Import / ImportFrom: the qualified name bound ("torch.nn.functional",
+  // "...utils.logging"; relative imports keep their leading dots).
+  std::string qualified;
+};
+
+// ---------------------------------------------------------------- regions
+enum class ModuleConfidence : std::uint8_t {
+  None,   // not an nn.Module subclass as far as we can tell
+  Name,   // a base is an unresolved import whose name ends in Module,
+          // Layer or PreTrainedModel (or derives from such a class in file)
+  Known,  // bases resolve to torch.nn.Module, a torch.nn layer class, a known
+          // library module class (transformers' PreTrainedModel,
+          // GradientCheckpointingLayer) or an in-file Known class
+};
+
+enum class RegionReason : std::uint8_t {
+  ModuleForward,     // forward of an nn.Module subclass
+  CompileDecorator,  // @torch.compile / @torch.compile(...)
+  CompileCall,       // torch.compile(f) / torch.compile(Model())
+  Called,            // called from a region function (via = caller)
+  Nested,            // defined inside a region function
+  Referenced,        // passed as an argument inside a region function
+};
+
+struct RegionFunction {
+  NodeId function;                 // the (Async)FunctionDef
+  RegionReason reason = RegionReason::ModuleForward;
+  NodeId via;                      // the caller function (Called/Nested/Referenced)
+  NodeId site;                     // the call / decorator / reference
+  ModuleConfidence confidence = ModuleConfidence::Known;  // of the entry class
+};
+
+// ---------------------------------------------------------------- facts
+enum class TensorKind : std::uint8_t { Unknown, Tensor, NotTensor, TensorOrNone };
+enum class DType : std::uint8_t { Unknown, Bool, Integer, Floating, Complex };
+
+struct TensorFact {
+  TensorKind kind = TensorKind::Unknown;
+  DType dtype = DType::Unknown;  // for tensors; for Python scalars, their type
+  bool is_none = false;          // NotTensor and certainly None
+  // Expressions with the same non-null same_shape_as have the same shape
+  // (within one evaluation of the enclosing function).
+  NodeId same_shape_as;
+  // For sequences (tuple results, x.shape, ...): what the items are.
+  TensorKind element = TensorKind::Unknown;
+};
+
+// Internal lattice value (bitsets; join = OR). Exposed for tests/debugging.
+struct RawFact {
+  static constexpr std::uint8_t kTensor = 1, kNoneV = 2, kOther = 4, kAll = 7;
+  static constexpr std::uint8_t kBool = 1, kInt = 2, kFloat = 4, kComplex = 8, kAnyDType = 15;
+  static constexpr std::uint32_t kShapeTop = 0xffffffffu;  // 0 = bottom
+  std::uint8_t kinds = 0;
+  std::uint8_t dtypes = 0;
+  std::uint8_t elems = 0;
+  std::uint32_t shape = 0;
+  friend bool operator==(const RawFact&, const RawFact&) = default;
+};
+
+// ---------------------------------------------------------------- model
+class Model {
+ public:
+  // ---- scopes and bindings
+  std::span<const Scope> scopes() const { return scopes_; }
+  std::span<const Binding> bindings() const { return bindings_; }
+  const Scope& scope(ScopeId id) const { return scopes_[id]; }
+  const Binding& binding(BindingId id) const { return bindings_[id]; }
+  // The scope an expression or statement is evaluated in (kNone if unknown).
+  ScopeId scope_of(NodeId node) const;
+  // The scope a scope-creating node opens (kNone if none).
+  ScopeId scope_opened_by(NodeId node) const;
+  // All bindings of `name` owned by `scope`, in source order.
+  std::vector<const Binding*> bindings_of(ScopeId scope, std::string_view name) const;
+  // The binding a Name (Load: by Python's LEGB rules, class scopes skipped
+  // from nested functions; Store/Del: its own) refers to; best effort among
+  // rebindings: the last one in the owning scope that takes effect before
+  // the use, else the last one. nullptr: unbound (builtin or undefined).
+  const Binding* resolve(NodeId name) const;
+  // Name not bound anywhere visible and a Python builtin.
+  bool is_builtin(NodeId name) const;
+  NodeId parent(NodeId node) const {
+    return node.index < parent_.size() ? NodeId{parent_[node.index]} : NodeId{};
+  }
+
+  // ---- qualified names
+  // "torch.where", "torch.nn.functional.relu", ".mod.x", "builtins.print";
+  // nullopt when the chain does not start at an import or a builtin.
+  std::optional<std::string> qualified_name(NodeId expr) const;
+  // A logger object: a name bound to (or a call of) logging.getLogger /
+  // logging.Logger / transformers' logging.get_logger (absolute or relative
+  // `from ...utils import logging`).
+  bool is_logger(NodeId expr) const;
+
+  // ---- classes and regions
+  // nn.Module-ness of a ClassDef.
+  ModuleConfidence module_confidence(NodeId class_def) const;
+  // Every region function with why it is one (entries first, then what they
+  // reach, breadth of the worklist). Entries from classes with
+  // ModuleConfidence::Name are included: check `confidence`.
+  std::span<const RegionFunction> region_functions() const { return regions_; }
+  // The region record of a function def, or nullptr.
+  const RegionFunction* region_of(NodeId function_def) const;
+  // Statement or expression evaluated inside a region function (its body,
+  // and lambdas/comprehensions/nested defs inside it). The def statement of
+  // a region function itself is not "in" the region (decorators and defaults
+  // run outside).
+  bool is_in_region(NodeId node) const;
+  // In-file functions a call may invoke (resolved statically, may-call).
+  std::vector<NodeId> callees(NodeId call) const;
+
+  // ---- tensor facts
+  // Per expression node (a Store Name: the value it receives; an `arg`: the
+  // parameter's fact from its annotation/default). Statements, unreachable
+  // or unmodelled expressions: Unknown. Sound for what is modelled: Tensor /
+  // NotTensor are claims; Unknown claims nothing.
+  TensorFact fact(NodeId expr) const;
+  RawFact raw_fact(NodeId expr) const {
+    return expr.index < facts_.size() ? facts_[expr.index] : RawFact{};
+  }
+  bool same_shape(NodeId a, NodeId b) const;
+  bool facts_converged() const { return facts_converged_; }
+  int fact_sweeps() const { return fact_sweeps_; }  // fixpoint iterations used
+
+  const ast::Tree& tree() const { return *tree_; }
+
+ private:
+  friend class Analyzer;
+  friend class FactsPass;
+  friend Model analyze(const ast::Tree& tree, const Source& source);
+  struct SymbolKey {
+    ScopeId scope;
+    std::string_view name;
+    friend bool operator==(const SymbolKey&, const SymbolKey&) = default;
+  };
+  struct SymbolKeyHash {
+    std::size_t operator()(const SymbolKey& k) const noexcept {
+      return std::hash<std::string_view>{}(k.name) * 31u + k.scope;
+    }
+  };
+  struct Symbol {
+    BindingId first = kNone;
+    BindingId last = kNone;
+  };
+  struct ClassInfo {
+    NodeId node;
+    ScopeId scope = kNone;  // its body scope
+    ModuleConfidence confidence = ModuleConfidence::None;
+    std::vector<std::uint32_t> bases;  // in-file base classes (ClassInfo ids)
+    bool unresolved_base = false;
+  };
+  // What `self.<attr>` holds, for in-file classes.
+  struct AttrInfo {
+    std::uint32_t cls;          // ClassInfo id of the owner
+    std::string_view attr;
+    std::uint32_t value_class;  // in-file class of the instance, or kNone
+    bool container = false;     // ModuleList/Sequential/ModuleDict of value_class
+    bool nn_layer = false;      // a known tensor-returning torch.nn layer
+    bool tensor = false;        // nn.Parameter / register_buffer / tensor value
+    NodeId value;
+  };
+
+  const Symbol* find_symbol(ScopeId scope, std::string_view name) const;
+  std::uint32_t lookup_scope(ScopeId from, std::string_view name, bool skip_first_class) const;
+  const Binding* pick_binding(const Symbol& sym, std::uint32_t use, bool same_scope) const;
+  std::optional<std::string> qualified_impl(NodeId expr, int depth) const;
+  std::string_view name_text(NodeId name) const;
+  std::uint32_t class_of_def(NodeId class_def) const;
+  std::uint32_t method_class(NodeId function_def) const;
+  std::uint32_t self_class(NodeId expr) const;
+  NodeId find_method(std::uint32_t cls, std::string_view name, bool skip_self) const;
+  void callees_impl(NodeId call, std::vector<NodeId>& out, std::vector<std::uint32_t>* classes,
+                    bool* nn_layer) const;
+  void instance_classes(NodeId expr, std::vector<std::uint32_t>& out, bool* nn_layer,
+                        int depth) const;
+  NodeId function_of_binding(const Binding* b, int depth) const;
+
+  const ast::Tree* tree_ = nullptr;
+  std::vector<Scope> scopes_;
+  std::vector<Binding> bindings_;
+  std::unordered_map<SymbolKey, Symbol, SymbolKeyHash> symbols_;
+  // global (1) / nonlocal (2) declarations, keyed by the declaring scope.
+  std::unordered_map<SymbolKey, std::uint8_t, SymbolKeyHash> decls_;
+  std::vector<std::uint32_t> parent_;       // by node
+  std::vector<std::uint32_t> node_scope_;   // by node
+  std::vector<std::uint32_t> opened_scope_; // by node (kNone if none)
+  std::vector<std::uint32_t> name_binding_; // by node: binding of a Store/Del Name / def
+  std::vector<std::uint8_t> slot_;          // by node: field index in parent
+  std::vector<NodeId> postorder_;
+  std::vector<ClassInfo> classes_;
+  std::unordered_map<std::uint32_t, std::uint32_t> class_index_;  // ClassDef → id
+  std::vector<AttrInfo> attrs_;
+  std::vector<RegionFunction> regions_;
+  std::unordered_map<std::uint32_t, std::uint32_t> region_index_;  // def → regions_ id
+  std::vector<std::uint32_t> scope_owner_def_;  // scope → nearest (Async)FunctionDef node, 0
+  std::vector<RawFact> facts_;
+  bool facts_converged_ = true;
+  int fact_sweeps_ = 0;
+};
+
+Model analyze(const ast::Tree& tree, const Source& source);
+
+}  // namespace gm::sema
