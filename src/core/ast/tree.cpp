@@ -1,20 +1,18 @@
 #include "ast/tree.h"
 
-#include <cassert>
-
 namespace gm::ast {
 
 Tree::Tree() {
   nodes_.emplace_back();  // NodeId{0} is None
 }
 
-NodeId Tree::add(NodeKind kind, std::uint32_t begin, std::uint32_t end,
-                 const Position& pos, std::initializer_list<Field> fields) {
-  assert(fields.size() == node_info(kind).field_count);
-  const auto first = static_cast<std::uint32_t>(fields_.size());
-  fields_.insert(fields_.end(), fields.begin(), fields.end());
-  nodes_.push_back(Node{kind, begin, end, pos, first});
-  return NodeId{static_cast<std::uint32_t>(nodes_.size() - 1)};
+void Tree::reserve_for_source(std::size_t source_bytes) {
+  const std::size_t nodes = source_bytes / 12 + 16;
+  nodes_.reserve(nodes);
+  fields_.reserve(nodes * 2 + 16);
+  lists_.reserve(nodes / 2 + 16);
+  constants_.reserve(nodes / 8 + 16);
+  strings_.reserve(source_bytes / 3 + 64);
 }
 
 Field Tree::list(std::span<const NodeId> items) {
