@@ -1,20 +1,22 @@
 #include "lint/registry.h"
 
-#include <array>
+#include <vector>
+
+#include "rules/rules.h"
 
 namespace gm::lint {
 
-namespace {
-
-// One line per rule, sorted by code, e.g.
-//   const Rule& gm101_tensor_truthiness();
-// declared in the rule's header and listed below. Empty until the first
-// rules land.
-const std::array<const Rule*, 0> kRules{};
-
-}  // namespace
-
-std::span<const Rule* const> rules() { return {kRules.data(), kRules.size()}; }
+// The shipped rules come from rules/rules.def (one line per rule, sorted by
+// code); built on first use, so there is no static-initialisation order.
+std::span<const Rule* const> rules() {
+  static const std::vector<const Rule*> all = [] {
+    std::vector<const Rule*> v;
+#define GM_RULE(name) v.push_back(&::gm::rules::name());
+#include "rules/rules.def"
+    return v;
+  }();
+  return {all.data(), all.size()};
+}
 
 const Rule* find_rule(std::span<const Rule* const> in, std::string_view code) {
   for (const Rule* r : in)
