@@ -1,0 +1,105 @@
+// GM201: `print(...)` inside a compiled region -> `_graphmend_rt.print(...)`.
+#include "rules/gm2_common.h"
+#include "rules/rules.h"
+
+namespace gm::rules {
+namespace {
+
+using ast::NodeId;
+using ast::NodeKind;
+
+constexpr std::string_view kDoc = R"md(# GM201 print-in-compiled-region
+
+## What it detects
+A call of the builtin `print` (not a local or imported function named
+`print`) evaluated inside a compiled region: the `forward` of an
+`nn.Module` subclass, a `torch.compile`d function, or a function they call.
+
+## Why Dynamo breaks there
+`print` is a Python side effect Dynamo cannot put in a graph: it breaks the
+graph at the call, runs the `print` eagerly, and resumes tracing in a new
+graph after it.
+
+## The rewrite
+Only the callee changes, and the runtime import is added once:
+
+    print(a, b, sep=s)   ->   _graphmend_rt.print(a, b, sep=s)
+    import graphmend.runtime as _graphmend_rt
+
+`_graphmend_rt.print` prints immediately when run eagerly; while Dynamo
+traces it records the call (tensor arguments cloned at the call) and prints
+after the graph, in call order (docs/runtime.md). Starred arguments are kept.
+
+## When it declines
+- `file=` is neither `sys.stdout` nor `sys.stderr`: under compilation the
+  stream must be an object Dynamo can reconstruct from a source; an arbitrary
+  stream (a local `io.StringIO`, an open file) is not proven to be one.
+- `**kwargs` in the call: it may carry such a `file=`.
+- `_graphmend_rt` is already bound to something else in the file.
+
+## Example
+Before:
+
+    class M(nn.Module):
+        def forward(self, x):
+            print("x", x.shape)
+            return x + 1
+
+After:
+
+    import graphmend.runtime as _graphmend_rt
+
+    class M(nn.Module):
+        def forward(self, x):
+            _graphmend_rt.print("x", x.shape)
+            return x + 1
+)md";
+
+class PrintInRegion final : public lint::Rule {
+ public:
+  std::string_view code() const override { return "GM201"; }
+  std::string_view name() const override { return "print-in-compiled-region"; }
+  std::string_view summary() const override { return "`print` inside a compiled region"; }
+  std::string_view documentation() const override { return kDoc; }
+
+  void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
+    const auto& tree = ctx.tree();
+    const sema::Model* model = ctx.model();
+    gm2::for_each_region_call(ctx, [&](NodeId call) {
+      const NodeId func = tree.child(call, GM_F(Call, func));
+      if (tree.kind(func) != NodeKind::Name) return;
+      const auto q = model->qualified_name(func);
+      if (!q || *q != "builtins.print") return;
+      auto& d = sink.report(tree.at(call).begin, tree.at(call).end,
+                            "`print` in a compiled region breaks the graph");
+      d.why =
+          "print is a Python side effect Dynamo cannot put in a graph: it breaks the graph "
+          "and runs the call eagerly";
+      if (gm2::has_double_star(tree, call)) {
+        d.declined_reason = "`**kwargs` may pass a `file=` Dynamo cannot reconstruct";
+        return;
+      }
+      if (NodeId kw = gm2::keyword(tree, call, "file")) {
+        const NodeId v = tree.child(kw, GM_F(keyword, value));
+        const auto fq = model->qualified_name(v);
+        const bool none = tree.kind(v) == NodeKind::Constant && ctx.text_of(v) == "None";
+        if (!none && !(fq && (*fq == "sys.stdout" || *fq == "sys.stderr"))) {
+          d.declined_reason = "`file=` is not sys.stdout or sys.stderr";
+          return;
+        }
+      }
+      gm2::attach_fix(ctx, d, "Defer `print` with `_graphmend_rt.print`",
+                      {edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
+                                            std::string(gm2::kRuntimeAlias) + ".print")});
+    });
+  }
+};
+
+}  // namespace
+
+const lint::Rule& gm201_print_in_region() {
+  static const PrintInRegion rule;
+  return rule;
+}
+
+}  // namespace gm::rules

@@ -1,0 +1,50 @@
+// Shared pieces of the GM2xx rules (Python side effects in compiled regions,
+// rewritten to calls of graphmend.runtime; see docs/runtime.md).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ast/tree.h"
+#include "edits/edit.h"
+#include "lint/rule.h"
+#include "semantic/model.h"
+
+namespace gm::rules::gm2 {
+
+// The alias every mended file uses: `import graphmend.runtime as _graphmend_rt`.
+inline constexpr std::string_view kRuntimeAlias = "_graphmend_rt";
+inline constexpr std::string_view kRuntimeModule = "graphmend.runtime";
+
+// Calls f(call) for every Call node evaluated inside a compiled region.
+// Nothing when the context has no semantic model.
+void for_each_region_call(const lint::RuleContext& ctx,
+                          const std::function<void(ast::NodeId call)>& f);
+
+// Non-empty (a declined_reason) when `_graphmend_rt` is bound in the file to
+// anything other than `import graphmend.runtime as _graphmend_rt`.
+std::string runtime_alias_clash(const sema::Model& model);
+
+// The import edit (nullopt when the file already has it).
+std::optional<edits::Edit> runtime_import(const lint::RuleContext& ctx);
+
+// Offset of the `(` that opens `call`'s argument list (after its callee,
+// skipping whitespace, comments and line continuations); nullopt if the next
+// significant character is not `(` (e.g. a parenthesised callee).
+std::optional<std::uint32_t> open_paren(const lint::RuleContext& ctx, ast::NodeId call);
+
+// The keyword node of `call` named `name`, or NodeId{}.
+ast::NodeId keyword(const ast::Tree& tree, ast::NodeId call, std::string_view name);
+// Whether `call` has a `**mapping` argument.
+bool has_double_star(const ast::Tree& tree, ast::NodeId call);
+// The value of a keyword is the literal False or None (or 0).
+bool is_falsy_literal(const lint::RuleContext& ctx, ast::NodeId value);
+
+// Builds the fix from `edits` plus the import; sets declined_reason instead
+// when the alias clashes.
+void attach_fix(const lint::RuleContext& ctx, lint::Diagnostic& d, std::string description,
+                std::vector<edits::Edit> edits);
+
+}  // namespace gm::rules::gm2
