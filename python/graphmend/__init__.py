@@ -4,7 +4,25 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "dump_ast", "explain"]
+__all__ = [
+    "__version__", "dump_ast", "explain", "check_source", "fix_source", "rules",
+    "Diagnostic", "FixResult", "GraphmendSyntaxError",
+]
+
+
+def __getattr__(name: str):
+    # The lint API loads the C++ extension: import it on first use only, so
+    # `import graphmend` (and graphmend.runtime in mended files) stays light.
+    if name in ("check_source", "fix_source", "rules", "Diagnostic", "FixResult",
+                "EncodingError"):
+        from . import lint
+
+        return getattr(lint, name)
+    if name == "GraphmendSyntaxError":
+        from ._frontend import GraphmendSyntaxError
+
+        return GraphmendSyntaxError
+    raise AttributeError(f"module 'graphmend' has no attribute {name!r}")
 
 
 def dump_ast(source: bytes | str, python_version: tuple[int, int] | None = None) -> str:

@@ -1,15 +1,29 @@
 // The Python extension: a thin door into the C++ core. Work happens with the
-// GIL released so callers can parse files on several threads.
+// GIL released so callers can parse and lint files on several threads.
+//
+// Results cross the boundary as plain Python objects (dicts, lists, str,
+// bytes, int, None) so the Python shell owns presentation; the shapes are
+// documented on each function and in python/graphmend/lint.py.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "ast/dump.h"
+#include "lint/engine.h"
+#include "lint/registry.h"
+#include "lint/selection.h"
 #include "parser/parse.h"
+#include "semantic/model.h"
 #include "syntax/source.h"
 
 namespace nb = nanobind;
@@ -40,6 +54,300 @@ DumpResult dump_ast(nb::bytes data, int minor) {
   return {true, gm::ast::dump(result.tree, result.tree.root(), dump_options), "", 0, 0};
 }
 
+// ------------------------------------------------------------------ lint
+
+// Line starts of `text` (line 1 starts after a BOM), for positions of edits
+// and syntax errors.
+gm::LineIndex index_lines(std::string_view text, std::uint32_t body_offset) {
+  gm::LineIndex lines;
+  lines.starts.push_back(body_offset);
+  for (std::size_t i = body_offset; i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      lines.starts.push_back(static_cast<std::uint32_t>(i + 1));
+    } else if (text[i] == '\r') {
+      if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      lines.starts.push_back(static_cast<std::uint32_t>(i + 1));
+    }
+  }
+  return lines;
+}
+
+// 1-based code-point column of a 0-based byte column on a 1-based line.
+std::uint32_t char_column(std::string_view text, const gm::LineIndex& lines, std::uint32_t line,
+                          std::uint32_t col) {
+  if (line == 0 || line > lines.starts.size()) return col + 1;
+  const std::size_t start = lines.line_start(line);
+  const std::size_t stop = std::min(text.size(), start + col);
+  std::uint32_t n = 0;
+  for (std::size_t i = start; i < stop; ++i)
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++n;
+  return n + 1;
+}
+
+gm::lint::LintOptions make_options(int minor, const std::vector<std::string>& select,
+                                   const std::vector<std::string>& ignore, bool unsafe_fixes) {
+  if (minor < 8 || minor > 13)
+    throw std::invalid_argument("unsupported Python version 3." + std::to_string(minor) +
+                                ": graphmend reads 3.8 to 3.13");
+  for (const auto* list : {&select, &ignore})
+    for (const auto& s : *list)
+      if (!gm::lint::is_valid_selector(s))
+        throw std::invalid_argument("invalid rule selector '" + s +
+                                    "': expected ALL or GM followed by up to 3 digits");
+  gm::lint::LintOptions options;
+  options.parse.version = {3, minor};
+  options.selection.select = select;
+  options.selection.ignore = ignore;
+  options.unsafe_fixes = unsafe_fixes;
+  options.build_model = [](const gm::Source& source, const gm::ParseResult& parsed) {
+    return std::make_shared<const gm::sema::Model>(gm::sema::analyze(parsed.tree, source));
+  };
+  return options;
+}
+
+// Decoded input: a Source, or the decoding error.
+std::variant<gm::Source, gm::SyntaxError> decode(std::string bytes, bool is_text) {
+  return is_text ? gm::Source::from_utf8(std::move(bytes)) : gm::Source::decode(std::move(bytes));
+}
+
+// What is computed without the GIL, converted to Python objects with it.
+struct Located {
+  gm::lint::Diagnostic diag;
+  std::vector<gm::lint::Location> edit_locs;  // one per fix edit
+};
+
+struct Outcome {
+  std::string encoding = "utf-8";
+  bool had_bom = false;
+  std::string text;  // fix: the mended text (UTF-8, BOM kept)
+  std::vector<Located> diagnostics;
+  std::optional<gm::SyntaxError> syntax_error;
+  std::uint32_t syntax_char_col = 0;
+  std::vector<gm::lint::RuleError> rule_errors;
+  std::size_t suppressed = 0;
+  std::vector<gm::lint::UnusedSuppression> unused;
+  std::vector<gm::lint::Location> unused_locs;
+  // fix only
+  std::string status;
+  std::vector<gm::lint::AppliedFix> applied, culprits, invalid;
+  int rounds = 0;
+};
+
+std::vector<Located> locate_all(std::vector<gm::lint::Diagnostic> diags, std::string_view text,
+                                const gm::LineIndex& lines) {
+  std::vector<Located> out;
+  out.reserve(diags.size());
+  for (auto& d : diags) {
+    Located l;
+    if (d.fix)
+      for (const auto& e : d.fix->edits)
+        l.edit_locs.push_back(gm::lint::locate(text, lines, e.begin, e.end));
+    l.diag = std::move(d);
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+void set_syntax_error(Outcome& o, const std::optional<gm::SyntaxError>& e, std::string_view text,
+                      const gm::LineIndex* lines) {
+  o.syntax_error = e;
+  if (!e) return;
+  o.syntax_char_col = lines ? char_column(text, *lines, e->line, e->col) : e->col + 1;
+}
+
+nb::dict location_dict(const gm::lint::Location& l) {
+  nb::dict d;
+  d["line"] = l.line;
+  d["col"] = l.col;
+  d["char_col"] = l.char_col;
+  d["end_line"] = l.end_line;
+  d["end_col"] = l.end_col;
+  d["end_char_col"] = l.end_char_col;
+  return d;
+}
+
+bool applies(const gm::lint::Diagnostic& d, bool unsafe) {
+  if (!d.fix || d.fix->edits.empty()) return false;
+  return d.fix->applicability == gm::edits::Applicability::Safe ||
+         (unsafe && d.fix->applicability == gm::edits::Applicability::Unsafe);
+}
+
+nb::dict diagnostic_dict(const Located& l, bool unsafe) {
+  const auto& d = l.diag;
+  nb::dict out = location_dict(d.loc);
+  out["code"] = d.code;
+  out["message"] = d.message;
+  out["why"] = d.why;
+  out["begin"] = d.begin;
+  out["end"] = d.end;
+  out["applicability"] = std::string(gm::edits::applicability_name(d.applicability()));
+  out["declined_reason"] = d.declined_reason;
+  out["fix_applies"] = applies(d, unsafe);
+  if (d.fix) {
+    nb::dict fix;
+    fix["description"] = d.fix->description;
+    fix["applicability"] = std::string(gm::edits::applicability_name(d.fix->applicability));
+    nb::list edits;
+    for (std::size_t i = 0; i < d.fix->edits.size(); ++i) {
+      const auto& e = d.fix->edits[i];
+      nb::dict ed = location_dict(l.edit_locs[i]);
+      ed["begin"] = e.begin;
+      ed["end"] = e.end;
+      ed["replacement"] = e.replacement;
+      edits.append(ed);
+    }
+    fix["edits"] = edits;
+    out["fix"] = fix;
+  } else {
+    out["fix"] = nb::none();
+  }
+  return out;
+}
+
+nb::list applied_list(const std::vector<gm::lint::AppliedFix>& v) {
+  nb::list out;
+  for (const auto& a : v) {
+    nb::dict d;
+    d["code"] = a.code;
+    d["description"] = a.description;
+    d["round"] = a.round;
+    d["begin"] = a.begin;
+    d["end"] = a.end;
+    out.append(d);
+  }
+  return out;
+}
+
+nb::dict outcome_dict(const Outcome& o, bool unsafe, bool is_fix) {
+  nb::dict out;
+  out["encoding"] = o.encoding;
+  out["had_bom"] = o.had_bom;
+  nb::list diags;
+  for (const auto& l : o.diagnostics) diags.append(diagnostic_dict(l, unsafe));
+  out["diagnostics"] = diags;
+  if (o.syntax_error) {
+    nb::dict e;
+    e["kind"] = o.syntax_error->kind;
+    e["message"] = o.syntax_error->message;
+    e["line"] = o.syntax_error->line;
+    e["col"] = o.syntax_error->col;
+    e["char_col"] = o.syntax_char_col;
+    e["end_line"] = o.syntax_error->end_line;
+    e["end_col"] = o.syntax_error->end_col;
+    out["syntax_error"] = e;
+  } else {
+    out["syntax_error"] = nb::none();
+  }
+  nb::list errors;
+  for (const auto& r : o.rule_errors) {
+    nb::dict e;
+    e["code"] = r.code;
+    e["message"] = r.message;
+    errors.append(e);
+  }
+  out["rule_errors"] = errors;
+  out["suppressed"] = o.suppressed;
+  nb::list unused;
+  for (std::size_t i = 0; i < o.unused.size(); ++i) {
+    nb::dict u = location_dict(o.unused_locs[i]);
+    u["codes"] = o.unused[i].codes;
+    unused.append(u);
+  }
+  out["unused_suppressions"] = unused;
+  if (is_fix) {
+    out["status"] = o.status;
+    out["text"] = nb::bytes(o.text.data(), o.text.size());
+    out["applied"] = applied_list(o.applied);
+    std::map<std::string, int> per_code;
+    for (const auto& a : o.applied) ++per_code[a.code];
+    nb::dict per;
+    for (const auto& [code, n] : per_code) per[code.c_str()] = n;
+    out["applied_per_code"] = per;
+    out["culprits"] = applied_list(o.culprits);
+    out["invalid"] = applied_list(o.invalid);
+    out["rounds"] = o.rounds;
+  }
+  return out;
+}
+
+// check(data, minor, select, ignore, unsafe_fixes, is_text) -> dict
+nb::dict check(nb::bytes data, int minor, std::vector<std::string> select,
+               std::vector<std::string> ignore, bool unsafe_fixes, bool is_text) {
+  std::string bytes(data.c_str(), data.size());
+  const auto options = make_options(minor, select, ignore, unsafe_fixes);
+  Outcome o;
+  {
+    nb::gil_scoped_release release;
+    auto decoded = decode(std::move(bytes), is_text);
+    if (auto* err = std::get_if<gm::SyntaxError>(&decoded)) {
+      set_syntax_error(o, *err, {}, nullptr);
+    } else {
+      const auto& source = std::get<gm::Source>(decoded);
+      o.encoding = source.encoding();
+      o.had_bom = source.had_bom();
+      const auto lines = index_lines(source.text(), source.body_offset());
+      auto r = gm::lint::check_source(source, options);
+      set_syntax_error(o, r.syntax_error, source.text(), &lines);
+      o.diagnostics = locate_all(std::move(r.diagnostics), source.text(), lines);
+      o.rule_errors = std::move(r.rule_errors);
+      o.suppressed = r.suppressed;
+      o.unused = std::move(r.unused_suppressions);
+      for (const auto& u : o.unused)
+        o.unused_locs.push_back(gm::lint::locate(source.text(), lines, u.begin, u.end));
+    }
+  }
+  return outcome_dict(o, unsafe_fixes, false);
+}
+
+// fix(data, minor, select, ignore, unsafe_fixes, is_text) -> dict
+nb::dict fix(nb::bytes data, int minor, std::vector<std::string> select,
+             std::vector<std::string> ignore, bool unsafe_fixes, bool is_text) {
+  std::string bytes(data.c_str(), data.size());
+  const auto options = make_options(minor, select, ignore, unsafe_fixes);
+  Outcome o;
+  {
+    nb::gil_scoped_release release;
+    auto decoded = decode(std::move(bytes), is_text);
+    if (auto* err = std::get_if<gm::SyntaxError>(&decoded)) {
+      o.status = "input-syntax-error";
+      set_syntax_error(o, *err, {}, nullptr);
+    } else {
+      const auto& source = std::get<gm::Source>(decoded);
+      o.encoding = source.encoding();
+      o.had_bom = source.had_bom();
+      auto r = gm::lint::fix_to_fixpoint(source, options);
+      o.status = std::string(gm::lint::status_name(r.status));
+      o.text = std::move(r.text);
+      // Positions of what remains refer to the resulting text; a syntax
+      // error refers to the input (InputSyntaxError) or to a reverted
+      // round's text (FixBrokeSyntax), whose columns we cannot map: bytes.
+      const auto lines = index_lines(o.text, source.body_offset());
+      const bool input_error = r.status == gm::lint::FixResult::Status::InputSyntaxError;
+      set_syntax_error(o, r.syntax_error, o.text, input_error ? &lines : nullptr);
+      o.diagnostics = locate_all(std::move(r.remaining), o.text, lines);
+      o.rule_errors = std::move(r.rule_errors);
+      o.applied = std::move(r.applied);
+      o.culprits = std::move(r.culprits);
+      o.invalid = std::move(r.invalid);
+      o.rounds = r.rounds;
+    }
+  }
+  return outcome_dict(o, unsafe_fixes, true);
+}
+
+nb::list rules() {
+  nb::list out;
+  for (const gm::lint::Rule* r : gm::lint::rules()) {
+    nb::dict d;
+    d["code"] = std::string(r->code());
+    d["name"] = std::string(r->name());
+    d["summary"] = std::string(r->summary());
+    d["documentation"] = std::string(r->documentation());
+    out.append(d);
+  }
+  return out;
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -47,4 +355,17 @@ NB_MODULE(_core, m) {
   m.def("dump_ast", &dump_ast, nb::arg("data"), nb::arg("minor"),
         "Parse source bytes as CPython 3.<minor> would and return "
         "(ok, dump_or_message, error_kind, line, col).");
+  m.def("check", &check, nb::arg("data"), nb::arg("minor"), nb::arg("select"),
+        nb::arg("ignore"), nb::arg("unsafe_fixes") = false, nb::arg("is_text") = false,
+        "Lint source bytes (decoded per PEP 263; is_text: already UTF-8, cookie ignored). "
+        "Returns a dict: encoding, had_bom, diagnostics, syntax_error, rule_errors, "
+        "suppressed, unused_suppressions. Raises ValueError for a bad selector or version.");
+  m.def("fix", &fix, nb::arg("data"), nb::arg("minor"), nb::arg("select"), nb::arg("ignore"),
+        nb::arg("unsafe_fixes") = false, nb::arg("is_text") = false,
+        "Fix source bytes to a fixpoint. Returns check's dict (diagnostics: what remains) "
+        "plus status, text (mended, UTF-8 bytes, BOM kept), applied, applied_per_code, "
+        "culprits, invalid, rounds.");
+  m.def("rules", &rules, "Every shipped rule: [{code, name, summary, documentation}].");
+  m.def("is_valid_selector", [](const std::string& s) { return gm::lint::is_valid_selector(s); },
+        nb::arg("selector"), "Is this a valid --select/--ignore selector?");
 }

@@ -1,0 +1,157 @@
+"""``[tool.graphmend]`` in ``pyproject.toml``.
+
+Keys (all optional)::
+
+    [tool.graphmend]
+    select = ["GM1", "GM201"]     # rule selectors (default: ALL)
+    ignore = ["GM105"]
+    unsafe-fixes = false
+    exclude = ["build/*", "tests/fixtures/**"]   # glob patterns
+    python-version = "3.11"
+
+The nearest ``pyproject.toml`` that has a ``[tool.graphmend]`` table wins,
+found by walking up from each checked path (or from the current directory).
+Command-line flags override it: ``--select`` replaces the file's
+``select`` and drops its ``ignore``; ``--ignore`` alone adds to the file's
+``ignore``; ``--python-version`` and ``--[no-]unsafe-fixes`` replace.
+``exclude`` patterns are matched against the
+path relative to the directory of that ``pyproject.toml`` and against each
+file or directory name (``fnmatch``). On Python < 3.11 without ``tomli``,
+configuration files are ignored with a warning.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+try:  # Python 3.11+
+    import tomllib as _toml
+except ImportError:  # pragma: no cover - older interpreters
+    try:
+        import tomli as _toml  # type: ignore[no-redef]
+    except ImportError:
+        _toml = None
+
+KNOWN_KEYS = {"select", "ignore", "unsafe-fixes", "exclude", "python-version",
+              "extend-exclude"}
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Config:
+    root: str | None = None  # directory of the pyproject.toml (None: no file)
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    unsafe_fixes: bool | None = None
+    exclude: tuple[str, ...] = ()
+    python_version: str | None = None
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+
+def _list(value, key: str, path: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{path}: [tool.graphmend] {key} must be a list of strings")
+    return tuple(value)
+
+
+def load(pyproject: str) -> Config | None:
+    """The [tool.graphmend] table of one file, or None when it has none."""
+    try:
+        st = os.stat(pyproject)
+        key = (st.st_mtime_ns, st.st_size, st.st_ino)
+    except OSError:
+        key = None
+    return _load(os.path.abspath(pyproject), key)
+
+
+@lru_cache(maxsize=256)
+def _load(pyproject: str, _stamp) -> Config | None:
+    if _toml is None:
+        try:
+            with open(pyproject, "rb") as handle:
+                if b"tool.graphmend" not in handle.read():
+                    return None
+        except OSError:
+            return None
+        return Config(root=os.path.dirname(pyproject), warnings=(
+            f"{pyproject}: cannot read TOML on Python {sys.version_info[0]}."
+            f"{sys.version_info[1]} without the 'tomli' package; configuration ignored",))
+    try:
+        with open(pyproject, "rb") as handle:
+            data = _toml.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"{pyproject}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:  # tomllib.TOMLDecodeError is a ValueError
+        raise ConfigError(f"{pyproject}: invalid TOML: {exc}") from None
+    table = data.get("tool", {}).get("graphmend")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ConfigError(f"{pyproject}: [tool.graphmend] must be a table")
+    warnings = tuple(f"{pyproject}: unknown key [tool.graphmend] {k!r}"
+                     for k in table if k not in KNOWN_KEYS)
+    unsafe = table.get("unsafe-fixes")
+    if unsafe is not None and not isinstance(unsafe, bool):
+        raise ConfigError(f"{pyproject}: [tool.graphmend] unsafe-fixes must be true or false")
+    version = table.get("python-version")
+    if version is not None and not isinstance(version, str):
+        raise ConfigError(f"{pyproject}: [tool.graphmend] python-version must be a string "
+                          "like \"3.11\"")
+    return Config(
+        root=os.path.dirname(pyproject),
+        select=_list(table["select"], "select", pyproject) if "select" in table else None,
+        ignore=_list(table.get("ignore", []), "ignore", pyproject),
+        unsafe_fixes=unsafe,
+        exclude=_list(table.get("exclude", []), "exclude", pyproject)
+        + _list(table.get("extend-exclude", []), "extend-exclude", pyproject),
+        python_version=version,
+        warnings=warnings)
+
+
+def find(start: str) -> Config:
+    """The configuration that applies to ``start`` (a file or directory):
+    the nearest enclosing pyproject.toml with a [tool.graphmend] table."""
+    directory = os.path.abspath(start)
+    if not os.path.isdir(directory):
+        directory = os.path.dirname(directory)
+    while True:
+        candidate = os.path.join(directory, "pyproject.toml")
+        if os.path.isfile(candidate):
+            cfg = load(candidate)
+            if cfg is not None:
+                return cfg
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return Config()
+        directory = parent
+
+
+def is_excluded(path: str, cfg: Config) -> bool:
+    """Does an ``exclude`` pattern of ``cfg`` match ``path``?"""
+    if not cfg.exclude:
+        return False
+    absolute = os.path.abspath(path)
+    candidates = [os.path.basename(absolute)]
+    if cfg.root:
+        rel = os.path.relpath(absolute, cfg.root)
+        if not rel.startswith(os.pardir):
+            rel = rel.replace(os.sep, "/")
+            candidates.append(rel)
+            # Every leading directory, so "build" or "build/" excludes its tree.
+            parts = rel.split("/")
+            candidates.extend("/".join(parts[:i]) for i in range(1, len(parts)))
+    for pattern in cfg.exclude:
+        pat = pattern.rstrip("/")
+        for c in candidates:
+            if fnmatch.fnmatchcase(c, pat) or fnmatch.fnmatchcase(c, pat.replace("**/", "")):
+                return True
+    return False
