@@ -55,6 +55,7 @@ class BoolMaskIndex final : public lint::Rule {
   std::string_view documentation() const override { return kDoc; }
   void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
     const auto& tree = ctx.tree();
+    if (ctx.model() == nullptr) return;  // no semantic model: no region, nothing to report
     const sema::Model& m = *ctx.model();
     for_each_in_region(ctx, [&](NodeId n) {
       if (tree.kind(n) != NodeKind::Subscript) return;
