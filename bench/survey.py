@@ -75,7 +75,7 @@ def measure_class(name: str, modes: list[str], emit: Callable[[dict], None], seq
     torch.set_num_threads(1)
     import hfbuild
     import transformers
-    from graphmend.explain import explain
+    from graphmend.judge import explain
     from transformers import PreTrainedModel
 
     base: dict[str, Any] = {"class": name}
@@ -181,7 +181,7 @@ def warm_up() -> None:
     import hfbuild
     import torch
     import transformers
-    from graphmend.explain import explain
+    from graphmend.judge import explain
 
     try:
         model, _ = hfbuild.build(transformers.LlamaForCausalLM)

@@ -251,7 +251,7 @@ def measure_row(row: Row, load: str = "original") -> dict:
 
     torch.set_num_threads(1)
     import transformers
-    from graphmend.explain import explain
+    from graphmend.judge import explain
 
     rec: dict[str, Any] = {"row": row.name, "load": load, "versions": C.versions()}
     torch.manual_seed(0)

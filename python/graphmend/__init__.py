@@ -38,6 +38,6 @@ def dump_ast(source: bytes | str, python_version: tuple[int, int] | None = None)
 
 def explain(model_or_fn, *args, **kwargs):
     """Compile ``model_or_fn`` with TorchDynamo and report graphs and breaks."""
-    from .explain import explain as _explain
+    from .judge import explain as _explain
 
     return _explain(model_or_fn, *args, **kwargs)

@@ -4,7 +4,7 @@
 a Python file (``path/to/file.py:make``).  Called with no arguments it returns
 ``(model_or_fn, args)`` or ``(model_or_fn, args, kwargs)``; ``args`` is a
 tuple or list of positional arguments, ``kwargs`` a dict.  The report of
-:func:`graphmend.explain.explain` is printed as text, or as JSON with
+:func:`graphmend.judge.explain` is printed as text, or as JSON with
 ``--json``.
 
 Exit status: 0 when the report was produced (whether or not there are
@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
             return fail(f"the factory {ns.spec!r} raised (traceback above)")
 
-        from .explain import explain
+        from .judge import explain
 
         try:
             report = explain(fn, *args, **kwargs)

@@ -11,11 +11,11 @@ torch = pytest.importorskip("torch")
 
 try:
     from graphmend import explain_cli
-    from graphmend.explain import explain, gb_registry, lookup_gb_id
+    from graphmend.judge import explain, gb_registry, lookup_gb_id
 except ImportError:  # running from a source tree without an install
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
     from graphmend import explain_cli
-    from graphmend.explain import explain, gb_registry, lookup_gb_id
+    from graphmend.judge import explain, gb_registry, lookup_gb_id
 
 THIS = os.path.abspath(__file__)
 
@@ -228,3 +228,19 @@ def test_cli_usage_errors(argv, msg, factory_file, capsys):
     rc = explain_cli.main(argv)
     assert rc == 2
     assert msg in capsys.readouterr().err
+
+
+def test_package_level_explain_stays_callable():
+    # graphmend.explain is a function; importing the implementation module
+    # must not replace it with a module object (it did once: the module was
+    # named graphmend/explain.py).
+    torch = pytest.importorskip("torch")
+    import graphmend
+
+    def fn(x):
+        return x + 1
+
+    first = graphmend.explain(fn, torch.ones(2))
+    second = graphmend.explain(fn, torch.ones(2))
+    assert callable(graphmend.explain)
+    assert first.graphs == second.graphs == 1
