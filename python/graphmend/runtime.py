@@ -9,7 +9,8 @@ Two families, documented precisely in ``docs/runtime.md``:
 
 * deferred side effects ([Defer]): ``print``, ``log``, ``warn``;
 * traps ([Trap]): ``trap_if``, ``trap_unless`` and the ``equal`` /
-  ``same_shape`` helpers for ``torch.equal`` guards.
+  ``same_shape`` helpers for ``torch.equal`` guards;
+* predication ([Where]): ``where``, the data-dependent ``if`` as one select.
 
 Outside compilation every function does exactly what the original statement
 did, immediately.  While TorchDynamo traces a function, the call is instead
@@ -40,6 +41,7 @@ __all__ = [  # noqa: F822
     "trap_if",
     "trap_unless",
     "warn",
+    "where",
 ]
 
 #: Version of the calling convention documented in docs/runtime.md.  Bump only
@@ -227,6 +229,45 @@ def _equal(a, b):
     return torch.equal(a, b)
 
 
+# ---------------------------------------------------------------------------
+# public API: predication
+
+
+def _where(cond, if_true, if_false, grad_safe=True):
+    """``if_true if cond else if_false``; one ``torch.where`` in the graph when compiled.
+
+    Eagerly this is exactly the conditional expression: ``bool(cond)`` decides
+    and the chosen object itself is returned.  While tracing, it is
+    ``torch.where(cond, if_true, if_false)`` when that is provably the same
+    value: ``cond`` a 0-d tensor, both arms tensors of the same dtype, shape
+    and device (all static at trace time), and under autograd the same
+    ``requires_grad`` on both arms; when the arms' code is not known to have
+    bounded gradients (``grad_safe=False``), arms that require grad are left
+    alone (a NaN or Inf in the arm not taken would reach the gradient through
+    ``where``).  Otherwise it falls back to the conditional expression, which
+    breaks the graph exactly where the original ``if`` did.
+    """
+    if _compiling():
+        torch = _sys.modules["torch"]
+        tensor = torch.Tensor
+        if (
+            isinstance(cond, tensor)
+            and isinstance(if_true, tensor)
+            and isinstance(if_false, tensor)
+            and cond.ndim == 0
+            and if_true.dtype == if_false.dtype
+            and if_true.shape == if_false.shape
+            and if_true.device == if_false.device
+            and cond.device == if_true.device
+        ):
+            grad = torch.is_grad_enabled() and (if_true.requires_grad or if_false.requires_grad)
+            if not grad or (grad_safe and if_true.requires_grad == if_false.requires_grad):
+                if cond.dtype != torch.bool:
+                    cond = cond != 0
+                return torch.where(cond, if_true, if_false)
+    return if_true if cond else if_false
+
+
 def _flush():
     """Drain the queue now.  Never needed by mended code (the replayed marker
     assignment does it); harmless when the queue is empty."""
@@ -330,6 +371,7 @@ _PUBLIC = {
     "trap_unless": _trap_unless,
     "equal": _equal,
     "same_shape": _same_shape,
+    "where": _where,
     "flush": _flush,
     "pending": _pending,
 }

@@ -1,0 +1,468 @@
+// GM101: an `if` statement on tensor data whose branches only assign local
+// names -> predication with `_graphmend_rt.where`.
+#include <set>
+
+#include "edits/tree_query.h"
+#include "rules/gm1_common.h"
+#include "rules/gm2_common.h"
+#include "rules/rules.h"
+
+namespace gm::rules {
+namespace {
+
+using ast::NodeId;
+using ast::NodeKind;
+
+constexpr std::string_view kDoc = R"md(# GM101 data-dependent-if
+
+## What it detects
+Inside a compiled region, an `if` statement whose test is tensor data:
+`.any()`/`.all()`, a compared reduction (`x.sum() > 0`,
+`torch.max(ids) + 1 > n`), `torch.isinf(x).any()`, a proven bool tensor, and
+`and`/`or`/`not` over those. Tests that are Python values (`x.shape[0] > 1`,
+`self.training`, `mask is None`) are not reported: Dynamo specialises on
+them. (A test guarding a lone `raise` is GM301; one guarding a loop `break`
+is GM407.)
+
+## Why Dynamo breaks there
+Python must know which branch to run, so Dynamo needs the tensor's value:
+"Data-dependent branching" (GB0170, attempted to jump with TensorVariable).
+It ends the graph before the `if`, runs the branch eagerly and starts a new
+graph after it; inside a loop it gives up on the whole frame.
+
+## The rewrite
+Both branches run unconditionally and every name that leaves the statement
+is selected with `_graphmend_rt.where(cond, if_true, if_false)`:
+
+    if torch.isinf(h).any() or torch.isnan(h).any():
+        h = torch.clamp(h, min=-m, max=m)
+->
+    h = _graphmend_rt.where(torch.isinf(h).any() | torch.isnan(h).any(), torch.clamp(h, min=-m, max=m), h)
+
+- `and`/`or`/`not` become `&`/`|`/`~`; leading operands of `and` that are
+  Python values stay a real `if` around the predicated body
+  (`if h.dtype == torch.float16 and h.isinf().any():` keeps
+  `if h.dtype == torch.float16:`).
+- Statements are predicated one by one: `x = e` in the `if` branch becomes
+  `x = where(c, e, x)`, in the `else` branch `x = where(c, x, e)`; a name the
+  `if` binds first and the `else` rebinds is simply assigned, the `else`
+  selects. Names used only inside the branch are assigned as they are. The
+  condition is computed once into a fresh local when it is needed twice or
+  reads a name the branches assign.
+- The mended statement takes exactly the lines of the original (padded with
+  blank lines), so line numbers after it do not move.
+
+`_graphmend_rt.where` (docs/runtime.md) is exactly `if_true if cond else
+if_false` when run eagerly. While tracing it emits `torch.where` only when
+that provably gives the same value: a 0-d condition, both arms tensors of one
+dtype, shape and device, and, under autograd, the same `requires_grad` on both
+arms and (for arms whose ops have unbounded derivatives: `exp`, `log`, `/`,
+products of tensors, ...; the rewrite passes `grad_safe=False`) no arm that
+requires grad, because a NaN or Inf in the arm not taken would reach the
+gradient. Otherwise it evaluates the original branch, graph break included.
+
+## When it declines
+- a branch holds anything but assignments of one local name (`x = ...`,
+  `x: T = ...`, `pass`): calls for effect, attribute or subscript stores,
+  `return`, nested `if`, loops, augmented assignment (which updates a tensor in
+  place);
+- code that would now always run is not proven pure and total: calls outside
+  an allow-list of pure, deterministic torch operations (no RNG, no in-place,
+  no `out=`), submodule and user-function calls, indexing with possibly
+  tensor-valued or out-of-range indices, Python division, `//`, `%`,
+  attribute reads that may be absent, reads of values that may be `None`;
+- a name bound only in the branch that runs is used after the `if` (it would
+  now be bound when it was not), or a branch reads it before binding it;
+- a merged name is updated in place anywhere in the function (`x.add_()`,
+  `x[i] = v`, `x += v`, `out=x`): `where` returns a new tensor, so aliasing
+  would change;
+- a name is declared `global` or `nonlocal`;
+- `and`/`or`/`not` over operands not proven bool-valued (`x.sum() and y`);
+- Python-valued operands of `and` together with an `else` branch, `elif`
+  chains, and tests that do not start their line.
+
+## Example
+Before:
+
+    def forward(self, x):
+        y = self.proj(x)
+        if (y > 100).any():
+            y = y.clamp(max=100)
+        else:
+            y = y * 0.5
+        return y
+
+After:
+
+    def forward(self, x):
+        y = self.proj(x)
+        y = _graphmend_rt.where((y > 100).any(), y.clamp(max=100), y)
+        y = _graphmend_rt.where((y > 100).any(), y, y * 0.5)
+        ...
+
+(the condition is hoisted into `_graphmend_cond` first, since it reads `y`).
+)md";
+
+bool has_break(const ast::Tree& tree, std::span<const NodeId> stmts) {
+  for (NodeId s : stmts) {
+    const NodeKind k = tree.kind(s);
+    if (k == NodeKind::Break || k == NodeKind::Continue) return true;
+    if (k == NodeKind::If && (has_break(tree, tree.children(s, GM_F(If, body))) ||
+                              has_break(tree, tree.children(s, GM_F(If, orelse)))))
+      return true;
+  }
+  return false;
+}
+
+bool is_elif(const lint::RuleContext& ctx, NodeId stmt) {
+  return ctx.text().substr(ctx.tree().at(stmt).begin, 4) == "elif";
+}
+
+// The operand texts of a static `and` prefix joined back with " and ".
+std::string join_and(const lint::RuleContext& ctx, std::span<const NodeId> values) {
+  const ast::Tree& tree = ctx.tree();
+  std::string out;
+  for (NodeId v : values) {
+    if (!out.empty()) out += " and ";
+    const NodeKind k = tree.kind(v);
+    const bool paren = k == NodeKind::BoolOp || k == NodeKind::IfExp ||
+                       k == NodeKind::Lambda || k == NodeKind::NamedExpr;
+    if (paren) out += '(';
+    out += ctx.text_of(v);
+    if (paren) out += ')';
+  }
+  return out;
+}
+
+struct Assignment {
+  NodeId stmt;
+  std::string name;
+  NodeId value;
+};
+
+// The branch as a list of `name = value`, or a decline reason.
+std::optional<std::vector<Assignment>> assignments(const lint::RuleContext& ctx,
+                                                   std::span<const NodeId> stmts,
+                                                   std::string* why) {
+  const ast::Tree& tree = ctx.tree();
+  std::vector<Assignment> out;
+  for (NodeId s : stmts) {
+    NodeId target, value;
+    if (tree.kind(s) == NodeKind::Pass) continue;
+    if (tree.kind(s) == NodeKind::Assign && tree.children(s, GM_F(Assign, targets)).size() == 1) {
+      target = tree.children(s, GM_F(Assign, targets))[0];
+      value = tree.child(s, GM_F(Assign, value));
+    } else if (tree.kind(s) == NodeKind::AnnAssign) {
+      target = tree.child(s, GM_F(AnnAssign, target));
+      value = tree.child(s, GM_F(AnnAssign, value));
+    }
+    if (!target || !value || tree.kind(target) != NodeKind::Name) {
+      std::string_view text = ctx.text_of(s);
+      text = text.substr(0, text.find('\n'));
+      *why = "the branch has `" + std::string(text) + "` (line " +
+             std::to_string(gm1::line_of(ctx, tree.at(s).begin)) +
+             "): only assignments of one local name are predicated";
+      return std::nullopt;
+    }
+    out.push_back({s, std::string(tree.text(tree.field(target, GM_F(Name, id)))), value});
+  }
+  return out;
+}
+
+class DataDependentIf final : public lint::Rule {
+ public:
+  std::string_view code() const override { return "GM101"; }
+  std::string_view name() const override { return "data-dependent-if"; }
+  std::string_view summary() const override {
+    return "`if` on tensor data (predicated with `torch.where`)";
+  }
+  std::string_view documentation() const override { return kDoc; }
+
+  void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
+    if (!ctx.model()) return;
+    const ast::Tree& tree = ctx.tree();
+    const sema::Model& m = *ctx.model();
+    for (const sema::RegionFunction& rf : m.region_functions()) visit(ctx, sink, rf.function);
+    (void)tree;
+  }
+
+ private:
+  void visit(const lint::RuleContext& ctx, lint::DiagnosticSink& sink, NodeId func) const {
+    const ast::Tree& tree = ctx.tree();
+    std::function<void(NodeId)> rec = [&](NodeId n) {
+      if (n != func && (tree.kind(n) == NodeKind::FunctionDef ||
+                        tree.kind(n) == NodeKind::AsyncFunctionDef ||
+                        tree.kind(n) == NodeKind::ClassDef))
+        return;  // nested defs are region functions of their own when reached
+      if (tree.kind(n) == NodeKind::If) check_if(ctx, sink, func, n);
+      edits::for_each_child(tree, n, rec);
+    };
+    rec(func);
+  }
+
+  void check_if(const lint::RuleContext& ctx, lint::DiagnosticSink& sink, NodeId func,
+                NodeId stmt) const {
+    const ast::Tree& tree = ctx.tree();
+    const NodeId test = tree.child(stmt, GM_F(If, test));
+    const auto body = tree.children(stmt, GM_F(If, body));
+    const auto orelse = tree.children(stmt, GM_F(If, orelse));
+    if (orelse.empty() && body.size() == 1 && tree.kind(body[0]) == NodeKind::Raise) return;  // GM301
+    if (has_break(tree, body) || has_break(tree, orelse)) return;  // GM407
+
+    // A leading run of Python-valued `and` operands stays a real `if`.
+    std::vector<NodeId> statics, data;
+    if (tree.kind(test) == NodeKind::BoolOp &&
+        static_cast<NodeKind>(tree.field(test, GM_F(BoolOp, op)).a) == NodeKind::And) {
+      for (NodeId v : tree.children(test, GM_F(BoolOp, values))) {
+        if (data.empty() && gm1::static_value(ctx, v) && !gm1::tensor_evidence(ctx, v))
+          statics.push_back(v);
+        else
+          data.push_back(v);
+      }
+    } else {
+      data.push_back(test);
+    }
+    bool evidence = false;
+    for (NodeId v : data) evidence = evidence || gm1::tensor_evidence(ctx, v);
+    if (!evidence || data.empty()) return;
+
+    const std::uint32_t begin = tree.at(data.front()).begin, end = tree.at(data.back()).end;
+    auto& d = sink.report(begin, end, "`if` on tensor data breaks the graph");
+    d.why =
+        "Python must know which branch to run, so Dynamo needs the tensor's value: "
+        "Data-dependent branching (GB0170); it ends the graph at the `if` (inside a loop it "
+        "skips the whole frame)";
+    std::string why;
+    if (!fixable(ctx, func, stmt, statics, data, d, why)) d.declined_reason = why;
+  }
+
+  bool fixable(const lint::RuleContext& ctx, NodeId func, NodeId stmt,
+               std::span<const NodeId> statics, std::span<const NodeId> data,
+               lint::Diagnostic& d, std::string& why) const {
+    const ast::Tree& tree = ctx.tree();
+    const auto orelse = tree.children(stmt, GM_F(If, orelse));
+    if (!func) return why = "not inside a function", false;
+    if (is_elif(ctx, stmt) ||
+        (orelse.size() == 1 && tree.kind(orelse[0]) == NodeKind::If && is_elif(ctx, orelse[0])))
+      return why = "an `elif` chain (not predicated yet)", false;
+    if (!statics.empty() && !orelse.empty())
+      return why = "Python-valued `and` operands together with an `else` branch", false;
+
+    // The condition as one expression. A lone `not c` swaps the arms instead
+    // of becoming `~c` (which needs c proven a bool tensor).
+    std::string cond;
+    bool negate = false;
+    std::vector<NodeId> data_v(data.begin(), data.end());
+    if (data_v.size() == 1 && tree.kind(data_v[0]) == NodeKind::UnaryOp &&
+        static_cast<NodeKind>(tree.field(data_v[0], GM_F(UnaryOp, op)).a) == NodeKind::Not) {
+      negate = true;
+      data_v[0] = tree.child(data_v[0], GM_F(UnaryOp, operand));
+    }
+    data = data_v;
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      if (i > 0) {
+        gm1::Purity p;
+        gm1::check_pure_total(ctx, data[i], p);
+        if (!p.ok) return why = "an operand `and` may skip would now always run: " + p.why, false;
+      }
+      auto lowered = gm1::lower_condition(ctx, data[i], &why);
+      if (!lowered) return false;
+      if (data.size() > 1) {
+        // `a and b` over data operands: `&` needs both bool-valued; reuse the
+        // lowering of a two-operand BoolOp through its rule of operands.
+        const NodeKind k = tree.kind(data[i]);
+        if (k != NodeKind::Compare && k != NodeKind::BoolOp && k != NodeKind::Call &&
+            !(ctx.model()->fact(data[i]).kind == sema::TensorKind::Tensor &&
+              ctx.model()->fact(data[i]).dtype == sema::DType::Bool))
+          return why = "`" + std::string(ctx.text_of(data[i])) +
+                       "` is not proven bool-valued, so `and` cannot become `&`",
+                 false;
+        if (i) cond += " & ";
+        if (k != NodeKind::Call) cond += '(';
+        cond += *lowered;
+        if (k != NodeKind::Call) cond += ')';
+      } else {
+        cond = *lowered;
+      }
+    }
+
+    std::string err;
+    auto then_a = assignments(ctx, tree.children(stmt, GM_F(If, body)), &err);
+    if (!then_a) return why = err, false;
+    auto else_a = assignments(ctx, orelse, &err);
+    if (!else_a) return why = err, false;
+
+    gm1::Purity purity;
+    std::set<std::string> cond_tensors;
+    for (NodeId v : data) cond_tensors.merge(gm1::tensor_names_of(ctx, v));
+    for (const auto* br : {&*then_a, &*else_a}) {
+      purity.tensor_names = cond_tensors;
+      for (const Assignment& a : *br) {
+        gm1::check_pure_total(ctx, a.value, purity);
+        if (gm1::known_tensor(ctx, a.value, purity)) purity.tensor_names.insert(a.name);
+        else purity.tensor_names.erase(a.name);
+      }
+    }
+    if (!purity.ok) return why = "the branch would now always run: " + purity.why, false;
+
+    const std::uint32_t sb = tree.at(stmt).begin, se = tree.at(stmt).end;
+    std::uint32_t eb = se, ee = se;  // the else branch's range
+    if (!orelse.empty()) eb = tree.at(orelse.front()).begin, ee = tree.at(orelse.back()).end;
+
+    std::set<std::string> assigned;
+    for (const auto* br : {&*then_a, &*else_a})
+      for (const Assignment& a : *br) assigned.insert(a.name);
+    for (const std::string& n : assigned)
+      if (gm1::declared_nonlocal(ctx, func, n))
+        return why = "`" + n + "` is declared global or nonlocal", false;
+
+    // Hoist the condition when it is needed twice or reads an assigned name.
+    bool reads_assigned = false;
+    for (NodeId v : data)
+      for (const std::string& n : gm1::names_read(ctx, v))
+        reads_assigned = reads_assigned || assigned.count(n) > 0;
+
+    struct Out {
+      std::string name;
+      NodeId value;
+      int arm;  // 0 plain, 1 where(c, v, n), 2 where(c, n, v)
+    };
+    std::vector<Out> out;
+    std::set<std::string> definite, merged;
+    auto is_definite = [&](const std::string& n) {
+      return definite.count(n) || gm1::bound_before(ctx, func, stmt, n);
+    };
+    auto assigned_in_else = [&](const std::string& n) {
+      for (const Assignment& a : *else_a)
+        if (a.name == n) return true;
+      return false;
+    };
+    // Loads of n in the else branch before it binds n there (its own value
+    // expression included).
+    auto else_reads_before_bind = [&](const std::string& n) {
+      std::uint32_t limit = ee;
+      for (const Assignment& a : *else_a)
+        if (a.name == n) {
+          limit = tree.at(a.value).end;
+          break;
+        }
+      return !orelse.empty() && gm1::read_inside(ctx, func, n, eb, limit);
+    };
+    for (const Assignment& a : *then_a) {
+      const bool live = gm1::live_after(ctx, func, stmt, a.name);
+      const bool read_in_else = else_reads_before_bind(a.name);
+      if (!live && !read_in_else) {
+        out.push_back({a.name, a.value, 0});
+      } else if (is_definite(a.name)) {
+        out.push_back({a.name, a.value, 1});
+        merged.insert(a.name);
+      } else if (assigned_in_else(a.name) && !read_in_else) {
+        out.push_back({a.name, a.value, 0});
+      } else {
+        return why = "`" + a.name + "` is bound only when the branch runs and is used after it",
+               false;
+      }
+      definite.insert(a.name);
+    }
+    for (const Assignment& a : *else_a) {
+      const bool live = gm1::live_after(ctx, func, stmt, a.name);
+      if (!live) {
+        out.push_back({a.name, a.value, 0});
+      } else if (is_definite(a.name)) {
+        out.push_back({a.name, a.value, 2});
+        merged.insert(a.name);
+      } else {
+        return why = "`" + a.name + "` is bound only when the branch runs and is used after it",
+               false;
+      }
+      definite.insert(a.name);
+    }
+    // A name the `if` branch binds first and the `else` branch reads before
+    // rebinding: the original raised UnboundLocalError there.
+    for (const Assignment& a : *then_a)
+      if (!gm1::bound_before(ctx, func, stmt, a.name) && else_reads_before_bind(a.name))
+        return why = "the `else` branch reads `" + a.name + "`, which only the `if` branch binds",
+               false;
+
+    // Aliasing: `where` returns a new tensor.
+    std::set<std::string> alias_names = merged;
+    for (const auto* br : {&*then_a, &*else_a})
+      for (const Assignment& a : *br)
+        if (merged.count(a.name))
+          for (const std::string& n : gm1::names_read(ctx, a.value)) alias_names.insert(n);
+    for (const std::string& n : alias_names) {
+      const std::string use = gm1::in_place_use(ctx, func, n);
+      if (!use.empty())
+        return why = "`" + n + "` is updated in place (" + use +
+                     "); `where` would return a new tensor and change aliasing",
+               false;
+    }
+
+    // Python values (flags, None, numbers) are not predicated: `where` would
+    // only ever take its fallback there.
+    for (const Out& o : out) {
+      if (o.arm == 0) continue;
+      const sema::TensorFact f = ctx.model()->fact(o.value);
+      if (tree.kind(o.value) == NodeKind::Constant || f.kind == sema::TensorKind::NotTensor)
+        return why = "`" + o.name + "` is bound to a Python value (`" +
+                     std::string(ctx.text_of(o.value)) + "`), not a tensor",
+               false;
+    }
+    std::size_t wheres = 0;
+    for (const Out& o : out) wheres += o.arm != 0;
+    if (wheres == 0)
+      return why = "no name assigned in the branches is used after the `if`", false;
+
+    std::vector<std::string> lines;
+    std::string indent;
+    if (!statics.empty()) {
+      lines.push_back("if " + join_and(ctx, statics) + ":");
+      indent = "    ";
+    }
+    // With one `where`, the condition can stay inline unless a statement
+    // emitted before it rebinds a name the condition reads.
+    bool rebound_before_where = false;
+    if (reads_assigned) {
+      std::set<std::string> cond_names;
+      for (NodeId v : data)
+        for (const std::string& n : gm1::names_read(ctx, v)) cond_names.insert(n);
+      for (const Out& o : out) {
+        if (o.arm != 0) break;
+        rebound_before_where = rebound_before_where || cond_names.count(o.name) > 0;
+      }
+    }
+    std::string cond_ref = cond;
+    if (wheres > 1 || rebound_before_where) {
+      cond_ref = gm1::fresh_name(ctx, func, "_graphmend_cond");
+      lines.push_back(indent + cond_ref + " = " + cond);
+    }
+    for (const Out& o : out) {
+      const std::string v(ctx.text_of(o.value));
+      const int arm = negate && o.arm ? 3 - o.arm : o.arm;
+      std::string rhs = arm == 0   ? v
+                        : arm == 1 ? gm1::where_call(cond_ref, v, o.name, purity.grad_safe)
+                                   : gm1::where_call(cond_ref, o.name, v, purity.grad_safe);
+      lines.push_back(indent + o.name + " = " + rhs);
+    }
+    const std::uint32_t first_line = gm1::line_of(ctx, sb);
+    const std::uint32_t last_line = gm1::line_of(ctx, se);
+    const std::size_t comments = edits::comments_in(ctx.file(), sb, se).size();
+    const std::size_t budget = last_line - first_line + 1;
+    if (budget < comments + 1) return why = "too many comments inside the statement to keep its lines", false;
+    auto fitted = gm1::fit_lines(std::move(lines), budget - comments);
+    if (!fitted) return why = "the predicated form does not fit the statement's lines", false;
+    auto edit = ctx.replace_statement(stmt, *fitted, /*keep_comments=*/true);
+    if (!edit) return why = "the `if` does not start its line", false;
+    gm2::attach_fix(ctx, d, "Predicate the branch with `_graphmend_rt.where`", {*edit});
+    return true;
+  }
+};
+
+}  // namespace
+
+const lint::Rule& gm101_data_dependent_if() {
+  static const DataDependentIf rule;
+  return rule;
+}
+
+}  // namespace gm::rules

@@ -1,0 +1,947 @@
+#include "rules/gm1_common.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "edits/tree_query.h"
+
+namespace gm::rules::gm1 {
+namespace {
+
+using ast::NodeKind;
+using Set = std::unordered_set<std::string_view>;
+
+// torch.* / torch.nn.functional.* functions and tensor methods that are pure
+// (no effect, no RNG draw), total on values (they raise only for shapes,
+// dtypes or devices, which do not depend on the condition) and
+// deterministic. Index-taking ops (gather, index_select, embedding, scatter),
+// data-dependent shapes (nonzero, unique, masked_select), host reads (item,
+// tolist), in-place ops and random ops are not here on purpose.
+const Set& pure_ops() {
+  static const Set s = {
+      // elementwise, same dtype
+      "abs", "neg", "negative", "clamp", "clip", "clamp_min", "clamp_max", "floor", "ceil",
+      "round", "trunc", "frac", "sign", "sgn", "square", "nan_to_num", "masked_fill", "clone",
+      "detach", "zeros_like", "ones_like", "full_like", "flip", "fliplr", "flipud", "roll",
+      "triu", "tril", "cumsum", "cumprod", "relu", "bitwise_not", "positive", "contiguous",
+      "logcumsumexp", "deg2rad", "rad2deg", "copysign", "where", "minimum", "maximum", "fmin",
+      "fmax", "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+      "pow", "float_power", "lerp", "addcmul", "addcdiv", "bitwise_and", "bitwise_or",
+      "bitwise_xor",
+      // elementwise, floating
+      "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
+      "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "tanh",
+      "sigmoid", "erf", "erfc", "erfinv", "reciprocal", "softmax", "log_softmax", "logit",
+      "sinc", "lgamma", "digamma", "xlogy", "softplus", "atan2", "hypot",
+      // predicates and comparisons
+      "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "logical_not", "signbit",
+      "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "greater",
+      "greater_equal", "less", "less_equal", "not_equal", "isclose", "any", "all",
+      // reductions
+      "sum", "nansum", "prod", "amax", "amin", "mean", "nanmean", "std", "var", "norm",
+      "logsumexp", "max", "min", "count_nonzero",
+      // shapes, copies, casts
+      "reshape", "view", "transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis",
+      "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "expand", "expand_as",
+      "view_as", "reshape_as", "repeat", "tile", "broadcast_to", "t", "cat", "concat",
+      "concatenate", "stack", "hstack", "vstack", "to", "float", "half", "double", "bfloat16",
+      "long", "int", "short", "bool", "type_as", "real", "imag", "conj",
+      // linear algebra
+      "matmul", "mm", "bmm", "mv", "einsum", "outer", "dot", "addmm", "baddbmm", "linear",
+      // torch.nn.functional
+      "relu6", "gelu", "silu", "elu", "selu", "celu", "leaky_relu", "mish", "softsign",
+      "hardtanh", "hardswish", "hardsigmoid", "logsigmoid", "softmin", "layer_norm",
+      "rms_norm", "group_norm", "normalize", "pad", "threshold", "tanhshrink"};
+  return s;
+}
+
+// Ops whose derivative is bounded independently of the input values, so a
+// NaN or Inf computed in the arm `where` does not select cannot reach the
+// gradient (0 * bounded = 0).
+const Set& grad_safe_ops() {
+  static const Set s = {
+      "abs", "neg", "negative", "clamp", "clip", "clamp_min", "clamp_max", "floor", "ceil",
+      "round", "trunc", "sign", "sgn", "nan_to_num", "masked_fill", "clone", "detach",
+      "zeros_like", "ones_like", "full_like", "flip", "fliplr", "flipud", "roll", "triu",
+      "tril", "cumsum", "relu", "positive", "contiguous", "where", "minimum", "maximum",
+      "fmin", "fmax", "add", "sub", "subtract", "sigmoid", "tanh", "softmax", "log_softmax",
+      "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "logical_not",
+      "signbit", "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt",
+      "ge", "greater", "greater_equal", "less", "less_equal", "not_equal", "isclose", "any",
+      "all", "sum", "nansum", "amax", "amin", "mean", "nanmean", "max", "min",
+      "count_nonzero", "reshape", "view", "transpose", "swapaxes", "swapdims", "permute",
+      "movedim", "moveaxis", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow",
+      "expand", "expand_as", "view_as", "reshape_as", "repeat", "tile", "broadcast_to", "t",
+      "cat", "concat", "concatenate", "stack", "hstack", "vstack", "to", "float", "half",
+      "double", "bfloat16", "long", "int", "short", "bool", "type_as", "real", "imag", "conj",
+      "relu6", "gelu", "silu", "elu", "selu", "celu", "leaky_relu", "mish", "softsign",
+      "hardtanh", "hardswish", "hardsigmoid", "softmin", "pad", "threshold", "softplus"};
+  return s;
+}
+
+// Methods (no call) that are tensor attributes, total on tensors.
+const Set& tensor_attrs() {
+  static const Set s = {"dtype", "shape", "device", "ndim", "T", "mT", "H", "mH",
+                        "is_cuda", "layout", "requires_grad", "is_floating_point"};
+  return s;
+}
+
+// Reductions / predicates that are tensor evidence as methods.
+const Set& evidence_methods() {
+  static const Set s = {"any", "all", "sum", "max", "min", "mean", "prod", "norm",
+                        "count_nonzero", "amax", "amin", "isnan", "isinf", "isfinite",
+                        "logical_not", "logical_and", "logical_or", "eq", "ne", "gt", "lt",
+                        "ge", "le", "nansum", "std", "var"};
+  return s;
+}
+
+const Set& bool_methods() {
+  static const Set s = {"any", "all", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
+                        "logical_not", "logical_and", "logical_or", "logical_xor", "eq",
+                        "ne", "gt", "lt", "ge", "le", "greater", "less", "greater_equal",
+                        "less_equal", "not_equal", "isclose", "signbit", "equal", "bool"};
+  return s;
+}
+
+template <typename F>
+void walk(const ast::Tree& tree, NodeId n, const F& f) {
+  if (!f(n)) return;
+  edits::for_each_child(tree, n, [&](NodeId c) { walk(tree, c, f); });
+}
+
+NodeKind op_of(const ast::Tree& tree, NodeId n, int field) {
+  return static_cast<NodeKind>(tree.field(n, field).a);
+}
+
+std::string_view name_id(const ast::Tree& tree, NodeId n) {
+  return tree.text(tree.field(n, GM_F(Name, id)));
+}
+
+bool is_load(const ast::Tree& tree, NodeId n) {
+  return op_of(tree, n, GM_F(Name, ctx)) == NodeKind::Load;
+}
+
+// `f(...)`'s callee as a method name (`x.any()` -> "any"), else "".
+// Syntactic: `torch.isinf(...)` gives "isinf" too; use method_of for calls
+// whose callee may be a module attribute.
+std::string_view method_name(const ast::Tree& tree, NodeId call) {
+  const NodeId func = tree.child(call, GM_F(Call, func));
+  if (tree.kind(func) != NodeKind::Attribute) return {};
+  return tree.text(tree.field(func, GM_F(Attribute, attr)));
+}
+
+// The method name of a call on a value (not a function reached through an
+// imported module such as `torch.isinf`), else "".
+std::string_view method_of(const sema::Model& m, NodeId call) {
+  const ast::Tree& tree = m.tree();
+  const NodeId func = tree.child(call, GM_F(Call, func));
+  if (tree.kind(func) != NodeKind::Attribute || m.qualified_name(func)) return {};
+  return tree.text(tree.field(func, GM_F(Attribute, attr)));
+}
+
+// "torch.isinf" -> "isinf", "torch.nn.functional.relu" -> "relu"; "" if the
+// callee is not a torch function.
+std::string_view torch_function_leaf(const std::optional<std::string>& q) {
+  if (!q) return {};
+  std::string_view s = *q;
+  for (std::string_view p : {"torch.nn.functional.", "torch.special.", "torch.linalg.", "torch."})
+    if (s.substr(0, p.size()) == p) {
+      s.remove_prefix(p.size());
+      return s.find('.') == std::string_view::npos ? s : std::string_view{};
+    }
+  return {};
+}
+
+bool is_constant(const ast::Tree& tree, NodeId n) {
+  if (tree.kind(n) == NodeKind::Constant) return true;
+  if (tree.kind(n) == NodeKind::UnaryOp &&
+      (op_of(tree, n, GM_F(UnaryOp, op)) == NodeKind::USub ||
+       op_of(tree, n, GM_F(UnaryOp, op)) == NodeKind::UAdd))
+    return tree.kind(tree.child(n, GM_F(UnaryOp, operand))) == NodeKind::Constant;
+  return false;
+}
+
+bool nonzero_constant(const lint::RuleContext& ctx, NodeId n) {
+  if (!is_constant(ctx.tree(), n)) return false;
+  std::string_view t = ctx.text_of(n);
+  if (!t.empty() && (t[0] == '-' || t[0] == '+')) t.remove_prefix(1);
+  return t.find_first_not_of("0._eE+-jJxXoObB") != std::string_view::npos;
+}
+
+std::string line_suffix(const lint::RuleContext& ctx, NodeId n) {
+  return " (line " + std::to_string(line_of(ctx, ctx.tree().at(n).begin)) + ")";
+}
+
+void fail(Purity& p, const lint::RuleContext& ctx, NodeId n, std::string what) {
+  if (!p.ok) return;
+  p.ok = false;
+  p.why = std::move(what) + line_suffix(ctx, n);
+}
+
+bool proven_tensor(const sema::Model& m, NodeId e) {
+  return m.fact(e).kind == sema::TensorKind::Tensor;
+}
+
+// Attributes `self.<name>` is assigned anywhere in the file (also through
+// register_buffer / register_parameter / add_module with a constant name).
+const std::set<std::string>& self_attrs(const lint::RuleContext& ctx) {
+  thread_local const ast::Tree* cached_tree = nullptr;
+  thread_local std::uint32_t cached_nodes = 0;
+  thread_local std::set<std::string> attrs;
+  const ast::Tree& tree = ctx.tree();
+  if (cached_tree == &tree && cached_nodes == tree.node_count()) return attrs;
+  cached_tree = &tree;
+  cached_nodes = static_cast<std::uint32_t>(tree.node_count());
+  attrs.clear();
+  walk(tree, tree.root(), [&](NodeId n) {
+    if (tree.kind(n) == NodeKind::Attribute &&
+        op_of(tree, n, GM_F(Attribute, ctx)) == NodeKind::Store) {
+      const NodeId v = tree.child(n, GM_F(Attribute, value));
+      if (tree.kind(v) == NodeKind::Name && name_id(tree, v) == "self")
+        attrs.emplace(tree.text(tree.field(n, GM_F(Attribute, attr))));
+    } else if (tree.kind(n) == NodeKind::Call) {
+      const std::string_view m = method_name(tree, n);
+      if (m == "register_buffer" || m == "register_parameter" || m == "add_module") {
+        const auto args = tree.children(n, GM_F(Call, args));
+        if (!args.empty() && tree.kind(args[0]) == NodeKind::Constant) {
+          const auto& c = tree.constant_at(tree.field(args[0], GM_F(Constant, value)));
+          if (c.kind == ast::ConstantValue::Kind::Str) attrs.emplace(tree.str(c.text));
+        }
+      }
+    }
+    return true;
+  });
+  return attrs;
+}
+
+bool is_self_name(const lint::RuleContext& ctx, NodeId n) {
+  const ast::Tree& tree = ctx.tree();
+  if (tree.kind(n) != NodeKind::Name || name_id(tree, n) != "self") return false;
+  const sema::Binding* b = ctx.model()->resolve(n);
+  return b && b->kind == sema::BindingKind::Parameter;
+}
+
+void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p);
+
+void check_slice(const lint::RuleContext& ctx, NodeId s, Purity& p) {
+  const ast::Tree& tree = ctx.tree();
+  switch (tree.kind(s)) {
+    case NodeKind::Slice:
+      for (int f : {GM_F(Slice, lower), GM_F(Slice, upper), GM_F(Slice, step)}) {
+        const NodeId b = tree.child(s, f);
+        if (!b) continue;
+        check_pure_total(ctx, b, p);
+        if (!is_constant(tree, b) &&
+            ctx.model()->fact(b).kind != sema::TensorKind::NotTensor)
+          fail(p, ctx, b, "a slice bound that may be a tensor");
+      }
+      return;
+    case NodeKind::Tuple:
+      for (NodeId e : tree.children(s, GM_F(Tuple, elts))) check_slice(ctx, e, p);
+      return;
+    case NodeKind::Constant:
+      return;  // an int (shape-determined IndexError only), None, Ellipsis
+    default:
+      fail(p, ctx, s, "indexing with `" + std::string(ctx.text_of(s)) +
+                          "`, which can raise for some values");
+  }
+}
+
+}  // namespace
+
+std::uint32_t line_of(const lint::RuleContext& ctx, std::uint32_t offset) {
+  return ctx.location(offset, offset).line;
+}
+
+// ------------------------------------------------------------------ evidence
+
+bool tensor_evidence(const lint::RuleContext& ctx, NodeId e) {
+  const ast::Tree& tree = ctx.tree();
+  const sema::Model& m = *ctx.model();
+  if (static_value(ctx, e)) return false;
+  if (proven_tensor(m, e)) return true;
+  switch (tree.kind(e)) {
+    case NodeKind::Compare: {
+      if (tensor_evidence(ctx, tree.child(e, GM_F(Compare, left)))) return true;
+      for (NodeId c : tree.children(e, GM_F(Compare, comparators)))
+        if (tensor_evidence(ctx, c)) return true;
+      return false;
+    }
+    case NodeKind::BoolOp:
+      for (NodeId v : tree.children(e, GM_F(BoolOp, values)))
+        if (tensor_evidence(ctx, v)) return true;
+      return false;
+    case NodeKind::UnaryOp:
+      return tensor_evidence(ctx, tree.child(e, GM_F(UnaryOp, operand)));
+    case NodeKind::BinOp:
+      return tensor_evidence(ctx, tree.child(e, GM_F(BinOp, left))) ||
+             tensor_evidence(ctx, tree.child(e, GM_F(BinOp, right)));
+    case NodeKind::Call: {
+      const std::string_view meth = method_of(m, e);
+      if (!meth.empty() && evidence_methods().count(meth)) {
+        // `.any()`, `.sum()` ...: a builtin container has no such method.
+        const NodeId recv = tree.child(tree.child(e, GM_F(Call, func)), GM_F(Attribute, value));
+        return m.fact(recv).kind != sema::TensorKind::NotTensor;
+      }
+      return false;
+    }
+    default:
+      return false;
+  }
+}
+
+// ------------------------------------------------------------------ condition
+
+namespace {
+
+bool static_atom(const lint::RuleContext& ctx, NodeId e) {
+  const ast::Tree& tree = ctx.tree();
+  const sema::Model& m = *ctx.model();
+  // A non-tensor fact settles values, not tests: `not t` and `t and u` are
+  // Python values computed from the tensors' truth (see static_value).
+  const NodeKind k = tree.kind(e);
+  if (m.fact(e).kind == sema::TensorKind::NotTensor && k != NodeKind::UnaryOp &&
+      k != NodeKind::BoolOp && k != NodeKind::Compare && k != NodeKind::IfExp)
+    return true;
+  switch (k) {
+    case NodeKind::Constant:
+      return true;
+    case NodeKind::Attribute: {
+      if (m.qualified_name(e)) return true;  // torch.float16, a module constant
+      static const Set meta = {"dtype", "shape", "device", "ndim", "is_cuda", "layout",
+                               "requires_grad", "training", "is_sparse", "is_meta"};
+      return meta.count(tree.text(tree.field(e, GM_F(Attribute, attr)))) > 0;
+    }
+    case NodeKind::Subscript:
+      return static_atom(ctx, tree.child(e, GM_F(Subscript, value))) &&
+             tree.kind(tree.child(e, GM_F(Subscript, slice))) == NodeKind::Constant;
+    case NodeKind::Call: {
+      const NodeId func = tree.child(e, GM_F(Call, func));
+      const auto q = m.qualified_name(func);
+      if (q && (*q == "builtins.len" || *q == "builtins.isinstance" || *q == "builtins.hasattr" ||
+                *q == "builtins.callable" || *q == "torch.is_grad_enabled" ||
+                *q == "torch.is_floating_point" || *q == "torch.is_tensor" ||
+                *q == "torch.jit.is_tracing" || *q == "torch.jit.is_scripting" ||
+                *q == "torch.compiler.is_compiling"))
+        return true;
+      static const Set meta_calls = {"dim", "size", "numel", "ndimension", "nelement",
+                                     "is_floating_point", "is_complex", "get_device",
+                                     "is_contiguous"};
+      const std::string_view meth = method_of(m, e);
+      return !meth.empty() && meta_calls.count(meth) > 0;
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool static_value(const lint::RuleContext& ctx, NodeId e) {
+  const ast::Tree& tree = ctx.tree();
+  if (static_atom(ctx, e)) return true;
+  switch (tree.kind(e)) {
+    case NodeKind::Compare: {
+      for (NodeId op : tree.raw_list(e, GM_F(Compare, ops))) {
+        const auto k = static_cast<NodeKind>(op.index);
+        if (k == NodeKind::Is || k == NodeKind::IsNot) return true;
+      }
+      if (!static_atom(ctx, tree.child(e, GM_F(Compare, left)))) return false;
+      for (NodeId c : tree.children(e, GM_F(Compare, comparators)))
+        if (!static_atom(ctx, c)) return false;
+      return true;
+    }
+    case NodeKind::UnaryOp:
+      return static_cast<NodeKind>(tree.field(e, GM_F(UnaryOp, op)).a) == NodeKind::Not &&
+             static_value(ctx, tree.child(e, GM_F(UnaryOp, operand)));
+    case NodeKind::BoolOp:
+      for (NodeId v : tree.children(e, GM_F(BoolOp, values)))
+        if (!static_value(ctx, v)) return false;
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+bool bool_valued(const lint::RuleContext& ctx, NodeId e) {
+  const ast::Tree& tree = ctx.tree();
+  const sema::TensorFact f = ctx.model()->fact(e);
+  if (f.kind == sema::TensorKind::Tensor && f.dtype == sema::DType::Bool) return true;
+  switch (tree.kind(e)) {
+    case NodeKind::Compare:
+      return true;  // a Python bool or an elementwise bool tensor
+    case NodeKind::BoolOp:
+      return true;  // lowered to & / | of bool-valued operands
+    case NodeKind::UnaryOp:
+      return op_of(tree, e, GM_F(UnaryOp, op)) == NodeKind::Not;
+    case NodeKind::Call: {
+      const std::string_view meth = method_of(*ctx.model(), e);
+      if (!meth.empty()) return bool_methods().count(meth) > 0;
+      const std::string_view leaf =
+          torch_function_leaf(ctx.model()->qualified_name(tree.child(e, GM_F(Call, func))));
+      return !leaf.empty() && bool_methods().count(leaf) > 0 && leaf != "equal";
+    }
+    default:
+      return false;
+  }
+}
+
+bool simple_operand(const ast::Tree& tree, NodeId e) {
+  switch (tree.kind(e)) {
+    case NodeKind::Name:
+    case NodeKind::Attribute:
+    case NodeKind::Call:
+    case NodeKind::Subscript:
+    case NodeKind::Constant:
+    case NodeKind::List:
+    case NodeKind::Dict:
+    case NodeKind::Set:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string wrap(const ast::Tree& tree, NodeId e, std::string text) {
+  if (simple_operand(tree, e)) return text;
+  std::string out;
+  out.reserve(text.size() + 2);
+  out += '(';
+  out += text;
+  out += ')';
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> lower_condition(const lint::RuleContext& ctx, NodeId e,
+                                           std::string* why) {
+  const ast::Tree& tree = ctx.tree();
+  const sema::Model& m = *ctx.model();
+  if (tree.kind(e) == NodeKind::BoolOp) {
+    const bool is_and = op_of(tree, e, GM_F(BoolOp, op)) == NodeKind::And;
+    std::string out;
+    bool first = true;
+    for (NodeId v : tree.children(e, GM_F(BoolOp, values))) {
+      if (!bool_valued(ctx, v)) {
+        *why = "`" + std::string(ctx.text_of(v)) +
+               "` is not proven bool-valued, so `" + (is_and ? "and" : "or") +
+               "` cannot become `" + (is_and ? "&" : "|") + "`";
+        return std::nullopt;
+      }
+      if (!first) {
+        Purity p;
+        check_pure_total(ctx, v, p);
+        if (!p.ok) {
+          *why = "an operand `" + std::string(is_and ? "and" : "or") +
+                 "` may skip would now always run: " + p.why;
+          return std::nullopt;
+        }
+      }
+      auto lowered = lower_condition(ctx, v, why);
+      if (!lowered) return std::nullopt;
+      if (!first) out += is_and ? " & " : " | ";
+      out += wrap(tree, v, *lowered);
+      first = false;
+    }
+    return out;
+  }
+  if (tree.kind(e) == NodeKind::UnaryOp && op_of(tree, e, GM_F(UnaryOp, op)) == NodeKind::Not) {
+    const NodeId v = tree.child(e, GM_F(UnaryOp, operand));
+    const sema::TensorFact f = m.fact(v);
+    const bool tensor_bool =
+        (f.kind == sema::TensorKind::Tensor && f.dtype == sema::DType::Bool) ||
+        (tree.kind(v) == NodeKind::BoolOp && f.kind == sema::TensorKind::Tensor);
+    if (!tensor_bool) {
+      *why = "`not " + std::string(ctx.text_of(v)) +
+             "`: the operand is not proven a bool tensor, so `not` cannot become `~`";
+      return std::nullopt;
+    }
+    auto lowered = lower_condition(ctx, v, why);
+    if (!lowered) return std::nullopt;
+    std::string out = "~";
+    out += wrap(tree, v, *lowered);
+    return out;
+  }
+  return std::string(ctx.text_of(e));
+}
+
+// ------------------------------------------------------------------ purity
+
+std::set<std::string> tensor_names_of(const lint::RuleContext& ctx, NodeId cond) {
+  const ast::Tree& tree = ctx.tree();
+  std::set<std::string> out;
+  walk(tree, cond, [&](NodeId n) {
+    if (tree.kind(n) != NodeKind::Call) return true;
+    const NodeId func = tree.child(n, GM_F(Call, func));
+    NodeId subject;
+    const std::string_view meth = method_of(*ctx.model(), n);
+    if (!meth.empty() && evidence_methods().count(meth)) {
+      subject = tree.child(func, GM_F(Attribute, value));
+    } else {
+      const std::string_view leaf = torch_function_leaf(ctx.model()->qualified_name(func));
+      const auto args = tree.children(n, GM_F(Call, args));
+      if (!leaf.empty() && pure_ops().count(leaf) && !args.empty()) subject = args[0];
+    }
+    if (subject && tree.kind(subject) == NodeKind::Name) out.emplace(name_id(tree, subject));
+    return true;
+  });
+  return out;
+}
+
+bool known_tensor(const lint::RuleContext& ctx, NodeId e, const Purity& p) {
+  if (proven_tensor(*ctx.model(), e)) return true;
+  const ast::Tree& tree = ctx.tree();
+  if (tree.kind(e) == NodeKind::Name) return p.tensor_names.count(std::string(name_id(tree, e))) > 0;
+  if (tree.kind(e) == NodeKind::Call) {
+    // A pure torch op applied to known tensors returns a tensor.
+    const NodeId func = tree.child(e, GM_F(Call, func));
+    const std::string_view meth = method_of(*ctx.model(), e);
+    if (!meth.empty())
+      return pure_ops().count(meth) && known_tensor(ctx, tree.child(func, GM_F(Attribute, value)), p);
+    const std::string_view leaf = torch_function_leaf(ctx.model()->qualified_name(func));
+    const auto args = tree.children(e, GM_F(Call, args));
+    return !leaf.empty() && pure_ops().count(leaf) && !args.empty() && known_tensor(ctx, args[0], p);
+  }
+  if (tree.kind(e) == NodeKind::BinOp)
+    return known_tensor(ctx, tree.child(e, GM_F(BinOp, left)), p) ||
+           known_tensor(ctx, tree.child(e, GM_F(BinOp, right)), p);
+  return false;
+}
+
+void check_pure_total(const lint::RuleContext& ctx, NodeId e, Purity& p) {
+  if (!p.ok) return;
+  const ast::Tree& tree = ctx.tree();
+  const sema::Model& m = *ctx.model();
+  switch (tree.kind(e)) {
+    case NodeKind::Constant:
+      return;
+    case NodeKind::Name:
+      return;
+    case NodeKind::Attribute: {
+      const NodeId v = tree.child(e, GM_F(Attribute, value));
+      const std::string_view attr = tree.text(tree.field(e, GM_F(Attribute, attr)));
+      if (m.qualified_name(e)) return;  // torch.float16, math.pi, a module attribute
+      if (is_self_name(ctx, v)) {
+        if (self_attrs(ctx).count(std::string(attr))) return;
+        return fail(p, ctx, e, "reads `self." + std::string(attr) +
+                                   "`, which this file never assigns (it may be absent)");
+      }
+      check_pure_total(ctx, v, p);
+      if (tensor_attrs().count(attr) && known_tensor(ctx, v, p)) return;
+      if (tree.kind(v) == NodeKind::Call) {
+        const auto q = m.qualified_name(tree.child(v, GM_F(Call, func)));
+        if (q && (*q == "torch.finfo" || *q == "torch.iinfo")) return;
+      }
+      return fail(p, ctx, e, "reads attribute `" + std::string(ctx.text_of(e)) +
+                                 "` of a value not proven to have it");
+    }
+    case NodeKind::Subscript: {
+      const NodeId v = tree.child(e, GM_F(Subscript, value));
+      check_pure_total(ctx, v, p);
+      if (!known_tensor(ctx, v, p))
+        return fail(p, ctx, e, "subscript of `" + std::string(ctx.text_of(v)) +
+                                   "`, not proven a tensor (may raise)");
+      check_slice(ctx, tree.child(e, GM_F(Subscript, slice)), p);
+      return;
+    }
+    case NodeKind::BinOp: {
+      const NodeId l = tree.child(e, GM_F(BinOp, left));
+      const NodeId r = tree.child(e, GM_F(BinOp, right));
+      check_pure_total(ctx, l, p);
+      check_pure_total(ctx, r, p);
+      if (!p.ok) return;
+      for (NodeId s : {l, r})
+        if (m.fact(s).kind == sema::TensorKind::TensorOrNone)
+          return fail(p, ctx, s, "`" + std::string(ctx.text_of(s)) + "` may be None");
+      const bool tensor_side = known_tensor(ctx, l, p) || known_tensor(ctx, r, p);
+      switch (op_of(tree, e, GM_F(BinOp, op))) {
+        case NodeKind::Add:
+        case NodeKind::Sub:
+        case NodeKind::BitAnd:
+        case NodeKind::BitOr:
+        case NodeKind::BitXor:
+          return;
+        case NodeKind::Mult:
+          if (!is_constant(tree, l) && !is_constant(tree, r)) p.grad_safe = false;
+          return;
+        case NodeKind::MatMult:
+          p.grad_safe = false;
+          return;
+        case NodeKind::Div:
+          if (!tensor_side && !nonzero_constant(ctx, r))
+            return fail(p, ctx, e, "Python division may raise ZeroDivisionError");
+          if (!nonzero_constant(ctx, r)) p.grad_safe = false;
+          return;
+        case NodeKind::Pow:
+          if (!tensor_side) return fail(p, ctx, e, "Python `**` may raise");
+          p.grad_safe = false;
+          return;
+        default:
+          return fail(p, ctx, e, "`" + std::string(ctx.text_of(e)) +
+                                     "`: integer division, modulo or shifts may raise");
+      }
+    }
+    case NodeKind::UnaryOp:
+      check_pure_total(ctx, tree.child(e, GM_F(UnaryOp, operand)), p);
+      return;
+    case NodeKind::Compare:
+      check_pure_total(ctx, tree.child(e, GM_F(Compare, left)), p);
+      for (NodeId c : tree.children(e, GM_F(Compare, comparators))) check_pure_total(ctx, c, p);
+      return;
+    case NodeKind::BoolOp:
+      for (NodeId v : tree.children(e, GM_F(BoolOp, values))) check_pure_total(ctx, v, p);
+      return;
+    case NodeKind::IfExp:
+      check_pure_total(ctx, tree.child(e, GM_F(IfExp, test)), p);
+      check_pure_total(ctx, tree.child(e, GM_F(IfExp, body)), p);
+      check_pure_total(ctx, tree.child(e, GM_F(IfExp, orelse)), p);
+      return;
+    case NodeKind::Tuple:
+      for (NodeId v : tree.children(e, GM_F(Tuple, elts))) check_pure_total(ctx, v, p);
+      return;
+    case NodeKind::List:
+      for (NodeId v : tree.children(e, GM_F(List, elts))) check_pure_total(ctx, v, p);
+      return;
+    case NodeKind::Call:
+      check_call(ctx, e, p);
+      return;
+    default:
+      return fail(p, ctx, e, "`" + std::string(ctx.text_of(e)) + "` is not proven pure and total");
+  }
+}
+
+namespace {
+
+void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p) {
+  const ast::Tree& tree = ctx.tree();
+  const sema::Model& m = *ctx.model();
+  const NodeId func = tree.child(call, GM_F(Call, func));
+  for (NodeId a : tree.children(call, GM_F(Call, args))) {
+    if (tree.kind(a) == NodeKind::Starred)
+      return fail(p, ctx, a, "a `*args` argument");
+    check_pure_total(ctx, a, p);
+  }
+  for (NodeId k : tree.children(call, GM_F(Call, keywords))) {
+    const auto arg = tree.field(k, GM_F(keyword, arg));
+    if (ast::Tree::is_none_string(arg)) return fail(p, ctx, k, "a `**kwargs` argument");
+    if (tree.text(arg) == "out") return fail(p, ctx, k, "an `out=` argument writes a tensor");
+    if (tree.text(arg) == "inplace") return fail(p, ctx, k, "an `inplace=` argument");
+    check_pure_total(ctx, tree.child(k, GM_F(keyword, value)), p);
+  }
+  if (!p.ok) return;
+  const auto q = m.qualified_name(func);
+  if (q) {
+    if (*q == "torch.finfo" || *q == "torch.iinfo") return;
+    const std::string_view leaf = torch_function_leaf(q);
+    if (!leaf.empty() && pure_ops().count(leaf)) {
+      if (!grad_safe_ops().count(leaf)) p.grad_safe = false;
+      return;
+    }
+    return fail(p, ctx, call, "calls `" + *q + "`, not in the allow-list of pure, total torch ops");
+  }
+  if (tree.kind(func) == NodeKind::Attribute) {
+    const NodeId recv = tree.child(func, GM_F(Attribute, value));
+    const std::string_view meth = tree.text(tree.field(func, GM_F(Attribute, attr)));
+    check_pure_total(ctx, recv, p);
+    if (!p.ok) return;
+    if (!known_tensor(ctx, recv, p))
+      return fail(p, ctx, call, "calls `" + std::string(ctx.text_of(func)) +
+                                    "` on a value not proven a tensor");
+    if (!pure_ops().count(meth))
+      return fail(p, ctx, call, "calls tensor method `." + std::string(meth) +
+                                    "()`, not in the allow-list of pure, total ops");
+    if (!grad_safe_ops().count(meth)) p.grad_safe = false;
+    return;
+  }
+  fail(p, ctx, call, "calls `" + std::string(ctx.text_of(func)) +
+                         "` (a submodule or function not proven pure)");
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ names
+
+NodeId enclosing_function(const sema::Model& m, NodeId node) {
+  const ast::Tree& tree = m.tree();
+  for (NodeId n = m.parent(node); n; n = m.parent(n)) {
+    const NodeKind k = tree.kind(n);
+    if (k == NodeKind::FunctionDef || k == NodeKind::AsyncFunctionDef) return n;
+    if (k == NodeKind::Lambda || k == NodeKind::ClassDef) return {};
+  }
+  return {};
+}
+
+namespace {
+
+// Loads of `name` under `func` that resolve to func's own binding or that sit
+// in nested scopes without their own binding of it (closures).
+template <typename F>
+void for_each_load(const lint::RuleContext& ctx, NodeId func, std::string_view name, const F& f) {
+  const ast::Tree& tree = ctx.tree();
+  const sema::Model& m = *ctx.model();
+  const sema::ScopeId fs = m.scope_opened_by(func);
+  walk(tree, func, [&](NodeId n) {
+    if (tree.kind(n) == NodeKind::Name && name_id(tree, n) == name && is_load(tree, n)) {
+      const sema::Binding* b = m.resolve(n);
+      if (!b || b->scope == fs) f(n);
+    }
+    return true;
+  });
+}
+
+}  // namespace
+
+bool read_outside(const lint::RuleContext& ctx, NodeId func, std::string_view name,
+                  std::uint32_t begin, std::uint32_t end) {
+  bool found = false;
+  for_each_load(ctx, func, name, [&](NodeId n) {
+    const auto& r = ctx.tree().at(n);
+    if (r.begin < begin || r.begin >= end) found = true;
+  });
+  return found;
+}
+
+bool read_inside(const lint::RuleContext& ctx, NodeId func, std::string_view name,
+                 std::uint32_t begin, std::uint32_t end) {
+  bool found = false;
+  for_each_load(ctx, func, name, [&](NodeId n) {
+    const auto& r = ctx.tree().at(n);
+    if (r.begin >= begin && r.begin < end) found = true;
+  });
+  return found;
+}
+
+namespace {
+
+// `stmt` unconditionally binds `name` (plain, annotated or unpacking
+// assignment to a bare name).
+bool assigns_name(const ast::Tree& tree, NodeId stmt, std::string_view name) {
+  auto target_binds = [&](auto&& self, NodeId t) -> bool {
+    switch (tree.kind(t)) {
+      case NodeKind::Name:
+        return name_id(tree, t) == name;
+      case NodeKind::Tuple:
+        for (NodeId e : tree.children(t, GM_F(Tuple, elts)))
+          if (self(self, e)) return true;
+        return false;
+      case NodeKind::List:
+        for (NodeId e : tree.children(t, GM_F(List, elts)))
+          if (self(self, e)) return true;
+        return false;
+      case NodeKind::Starred:
+        return self(self, tree.child(t, GM_F(Starred, value)));
+      default:
+        return false;
+    }
+  };
+  switch (tree.kind(stmt)) {
+    case NodeKind::Assign:
+      for (NodeId t : tree.children(stmt, GM_F(Assign, targets)))
+        if (target_binds(target_binds, t)) return true;
+      return false;
+    case NodeKind::AnnAssign:
+      return tree.child(stmt, GM_F(AnnAssign, value)) &&
+             target_binds(target_binds, tree.child(stmt, GM_F(AnnAssign, target)));
+    case NodeKind::AugAssign:
+      return target_binds(target_binds, tree.child(stmt, GM_F(AugAssign, target)));
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool live_after(const lint::RuleContext& ctx, NodeId func, NodeId stmt, std::string_view name) {
+  const ast::Tree& tree = ctx.tree();
+  const std::uint32_t sb = tree.at(stmt).begin, se = tree.at(stmt).end;
+  bool live = false;
+  for_each_load(ctx, func, name, [&](NodeId n) {
+    if (live) return;
+    const std::uint32_t b = tree.at(n).begin;
+    if (b >= sb && b < se) return;
+    if (b < sb) {
+      // Only a loop around `stmt` (within the function) can carry the value
+      // back to an earlier load.
+      for (NodeId a = ctx.model()->parent(stmt); a && a != func; a = ctx.model()->parent(a)) {
+        const NodeKind k = tree.kind(a);
+        if ((k == NodeKind::For || k == NodeKind::AsyncFor || k == NodeKind::While) &&
+            tree.at(a).begin <= b && b < tree.at(a).end)
+          live = true;
+      }
+      return;
+    }
+    const NodeId user = edits::enclosing_statement(tree, b);
+    if (!user || !bound_before(ctx, func, user, name, se)) live = true;
+  });
+  return live;
+}
+
+bool bound_before(const lint::RuleContext& ctx, NodeId func, NodeId stmt, std::string_view name,
+                  std::uint32_t min_offset) {
+  const ast::Tree& tree = ctx.tree();
+  const sema::Model& m = *ctx.model();
+  NodeId cur = stmt;
+  while (cur && cur != func) {
+    const edits::StatementSlot slot = edits::find_statement_slot(tree, cur);
+    if (!slot.parent) return false;
+    for (std::size_t i = 0; i < slot.index; ++i)
+      if (tree.at(slot.body[i]).begin >= min_offset && assigns_name(tree, slot.body[i], name))
+        return true;
+    cur = slot.parent;
+    // Leaving a handler or a loop body: what ran before in the try/loop is
+    // not certain to have run, but the statements before the compound
+    // statement itself (checked on the next round) are.
+    while (cur && cur != func && !edits::is_statement(tree, cur)) cur = m.parent(cur);
+  }
+  if (cur != func || min_offset > 0) return false;
+  const NodeId args = tree.child(func, GM_F(FunctionDef, args));
+  bool found = false;
+  walk(tree, args, [&](NodeId n) {
+    if (tree.kind(n) == NodeKind::arg && tree.text(tree.field(n, GM_F(arg, arg))) == name)
+      found = true;
+    return tree.kind(n) == NodeKind::arguments;  // do not enter defaults
+  });
+  return found;
+}
+
+std::string in_place_use(const lint::RuleContext& ctx, NodeId func, std::string_view name) {
+  const ast::Tree& tree = ctx.tree();
+  std::string found;
+  auto is_it = [&](NodeId n) {
+    return tree.kind(n) == NodeKind::Name && name_id(tree, n) == name;
+  };
+  auto note = [&](NodeId n, std::string what) {
+    if (found.empty()) found = "`" + what + "`" + line_suffix(ctx, n);
+  };
+  walk(tree, func, [&](NodeId n) {
+    switch (tree.kind(n)) {
+      case NodeKind::Call: {
+        const NodeId f = tree.child(n, GM_F(Call, func));
+        if (tree.kind(f) == NodeKind::Attribute && is_it(tree.child(f, GM_F(Attribute, value)))) {
+          const std::string_view meth = tree.text(tree.field(f, GM_F(Attribute, attr)));
+          if (meth.size() > 1 && meth.back() == '_' && meth[meth.size() - 2] != '_')
+            note(n, std::string(name) + "." + std::string(meth) + "(...)");
+        }
+        for (NodeId k : tree.children(n, GM_F(Call, keywords))) {
+          const auto arg = tree.field(k, GM_F(keyword, arg));
+          if (!ast::Tree::is_none_string(arg) && tree.text(arg) == "out" &&
+              is_it(tree.child(k, GM_F(keyword, value))))
+            note(k, "out=" + std::string(name));
+        }
+        break;
+      }
+      case NodeKind::Subscript:
+        if (op_of(tree, n, GM_F(Subscript, ctx)) != NodeKind::Load &&
+            is_it(tree.child(n, GM_F(Subscript, value))))
+          note(n, std::string(name) + "[...] = ...");
+        break;
+      case NodeKind::Attribute:
+        if (op_of(tree, n, GM_F(Attribute, ctx)) != NodeKind::Load &&
+            is_it(tree.child(n, GM_F(Attribute, value))))
+          note(n, std::string(ctx.text_of(n)) + " = ...");
+        break;
+      case NodeKind::AugAssign:
+        if (is_it(tree.child(n, GM_F(AugAssign, target))))
+          note(n, std::string(name) + " op= ...");
+        break;
+      default:
+        break;
+    }
+    return true;
+  });
+  return found;
+}
+
+bool declared_nonlocal(const lint::RuleContext& ctx, NodeId func, std::string_view name) {
+  const ast::Tree& tree = ctx.tree();
+  bool found = false;
+  walk(tree, func, [&](NodeId n) {
+    const NodeKind k = tree.kind(n);
+    if (k == NodeKind::Global || k == NodeKind::Nonlocal) {
+      const int f = k == NodeKind::Global ? GM_F(Global, names) : GM_F(Nonlocal, names);
+      const ast::Field fl = tree.field(n, f);
+      const auto raw = tree.children(n, f);
+      for (std::uint32_t i = 0; i < fl.b; ++i)
+        if (tree.str({raw.data()[2 * i].index, raw.data()[2 * i + 1].index}) == name) found = true;
+    }
+    return true;
+  });
+  return found;
+}
+
+std::vector<std::string> names_read(const lint::RuleContext& ctx, NodeId e) {
+  const ast::Tree& tree = ctx.tree();
+  std::vector<std::string> out;
+  walk(tree, e, [&](NodeId n) {
+    if (tree.kind(n) == NodeKind::Name && is_load(tree, n)) {
+      std::string s(name_id(tree, n));
+      if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(std::move(s));
+    }
+    return true;
+  });
+  return out;
+}
+
+std::string fresh_name(const lint::RuleContext& ctx, NodeId func, std::string_view base) {
+  const ast::Tree& tree = ctx.tree();
+  std::set<std::string_view> used;
+  walk(tree, func, [&](NodeId n) {
+    if (tree.kind(n) == NodeKind::Name) used.insert(name_id(tree, n));
+    return true;
+  });
+  std::string name(base);
+  for (int i = 2; used.count(name); ++i) name = std::string(base) + std::to_string(i);
+  return name;
+}
+
+// ------------------------------------------------------------------ text
+
+std::string operand_text(const lint::RuleContext& ctx, NodeId e) {
+  return wrap(ctx.tree(), e, std::string(ctx.text_of(e)));
+}
+
+std::string where_call(std::string_view cond, std::string_view if_true,
+                       std::string_view if_false, bool grad_safe) {
+  std::string s = "_graphmend_rt.where(";
+  s += cond;
+  s += ", ";
+  s += if_true;
+  s += ", ";
+  s += if_false;
+  if (!grad_safe) s += ", grad_safe=False";
+  s += ")";
+  return s;
+}
+
+std::optional<std::vector<std::string>> fit_lines(std::vector<std::string> lines,
+                                                  std::size_t budget) {
+  auto physical = [&] {
+    std::size_t n = 0;
+    for (const auto& l : lines) n += 1 + static_cast<std::size_t>(std::count(l.begin(), l.end(), '\n'));
+    return n;
+  };
+  auto indent_of = [](const std::string& l) { return l.find_first_not_of(' '); };
+  while (physical() > budget) {
+    // Join the last two simple statements of one block with "; ".
+    bool joined = false;
+    for (std::size_t i = lines.size(); i-- > 1;) {
+      const std::string& a = lines[i - 1];
+      const std::string& b = lines[i];
+      if (a.empty() || b.empty() || a.back() == ':' || b.back() == ':') continue;
+      if (a.rfind('#') != std::string::npos && a.find_first_not_of(' ') == a.find('#')) continue;
+      if (indent_of(a) != indent_of(b)) continue;
+      lines[i - 1] = a + "; " + b.substr(indent_of(b));
+      lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(i));
+      joined = true;
+      break;
+    }
+    if (!joined) return std::nullopt;
+  }
+  while (physical() < budget) lines.emplace_back();
+  return lines;
+}
+
+}  // namespace gm::rules::gm1

@@ -1,0 +1,142 @@
+// Shared legality of the GM1xx rules: data-dependent control flow rewritten
+// to `_graphmend_rt.where(cond, if_true, if_false)` (predication; the
+// paper's [Where]). See docs/runtime.md, section [Where].
+//
+// Division of labour between the static rule and the runtime helper:
+//  - statically (here) we prove what only the source can tell: the code that
+//    now runs unconditionally is pure and total (no side effects, no
+//    value-dependent exceptions), every name is bound when read, names that
+//    leave the statement are merged, nothing later updates a merged tensor in
+//    place (aliasing would change), and the condition can be written as one
+//    expression with the same truth value;
+//  - at trace time the runtime checks what only the real tensors can tell:
+//    the condition is 0-d, both arms are tensors of one dtype, shape and
+//    device, and autograd is safe (see grad_safe below). When any of that
+//    fails it evaluates `if_true if cond else if_false`, i.e. the original
+//    branch, graph break included. Eagerly it is always that expression.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ast/tree.h"
+#include "lint/rule.h"
+#include "semantic/model.h"
+
+namespace gm::rules::gm1 {
+
+using ast::NodeId;
+
+// ---- the condition
+
+// Whether `e` is (or contains, as a condition operand) tensor data: a proven
+// tensor fact, or a reduction/predicate call whose result is a tensor
+// whenever its receiver is one (`.any()`, `.sum() > n`, `torch.isinf(x)`, ...).
+// Used to decide whether Dynamo breaks on a test (report) — never as proof.
+bool tensor_evidence(const lint::RuleContext& ctx, NodeId e);
+
+// A Python value Dynamo specialises on (no graph break): a proven non-tensor
+// fact, `is`/`is not` tests, comparisons of tensor metadata (`x.dtype ==
+// torch.float16`, `x.shape[0] > 1`, `x.dim() == 3`), `self.training`,
+// `isinstance`/`hasattr`/`len`, and `not`/`and`/`or` over those.
+bool static_value(const lint::RuleContext& ctx, NodeId e);
+
+// A condition written as one expression with the truth value of `e`:
+// `a and b` -> `(a) & (b)`, `a or b` -> `(a) | (b)`, `not a` -> `~(a)`,
+// everything else as written. nullopt (with *why) when that is not proven to
+// keep the truth value: `&`/`|`/`~` need bool-valued operands (comparisons,
+// `.any()`/`.all()`, predicates, proven bool tensors), and operands that
+// `and`/`or` skipped now always run, so they must be pure and total.
+std::optional<std::string> lower_condition(const lint::RuleContext& ctx, NodeId e,
+                                           std::string* why);
+
+// ---- code that now runs unconditionally
+
+struct Purity {
+  bool ok = true;
+  bool grad_safe = true;  // every op has a gradient bounded independently of values
+  std::string why;        // when !ok: what is not pure or total, with its line
+  // Names known to hold tensors here although their fact is not proven: the
+  // condition, evaluated first, already used them as tensors
+  // (`torch.isinf(h)`, `h.any()`); see tensor_names_of.
+  std::set<std::string> tensor_names;
+};
+// Names the evaluation of `cond` proves to be tensors (or arrays): first
+// arguments of torch functions and receivers of tensor-only methods.
+std::set<std::string> tensor_names_of(const lint::RuleContext& ctx, NodeId cond);
+// Whether `e` is a tensor for purity purposes (its fact, or a name in p).
+bool known_tensor(const lint::RuleContext& ctx, NodeId e, const Purity& p);
+// Accumulates into `p` whether evaluating `e` can have an effect or raise
+// depending on values (calls outside the allow-list, submodule calls,
+// tensor-indexed subscripts, integer division, attribute reads that may be
+// absent, walrus, lambdas, comprehensions, ...).
+void check_pure_total(const lint::RuleContext& ctx, NodeId e, Purity& p);
+
+// ---- names
+
+// The (Async)FunctionDef whose body contains `node` (NodeId{} at module level).
+NodeId enclosing_function(const sema::Model& m, NodeId node);
+
+// Loads of `name` that refer to `func`'s local (nested functions and lambdas
+// included), outside the byte range [begin, end).
+bool read_outside(const lint::RuleContext& ctx, NodeId func, std::string_view name,
+                  std::uint32_t begin, std::uint32_t end);
+// Loads of `name` inside [begin, end).
+bool read_inside(const lint::RuleContext& ctx, NodeId func, std::string_view name,
+                 std::uint32_t begin, std::uint32_t end);
+
+// `name` is certainly bound when `stmt` runs: a parameter of `func`, or an
+// unconditional assignment to it earlier in `stmt`'s block or in a block
+// enclosing it (within `func`).
+// Only assignments starting at or after `min_offset` count.
+bool bound_before(const lint::RuleContext& ctx, NodeId func, NodeId stmt,
+                  std::string_view name, std::uint32_t min_offset = 0);
+
+// The value `stmt` leaves in `name` may be read later: a load of `name`
+// outside `stmt` that is not preceded, on every path from `stmt`, by an
+// unconditional rebinding that follows `stmt` (conservative: loads before
+// `stmt`, e.g. in a loop, count as reads).
+bool live_after(const lint::RuleContext& ctx, NodeId func, NodeId stmt, std::string_view name);
+
+// Something in `func` may update `name`'s tensor in place: `name.op_(...)`,
+// `name[...] = `, `name.attr = `, `name += `, `out=name`, `del name[...]`.
+// Returns a description ("`x.add_(...)` at line 12") or "".
+std::string in_place_use(const lint::RuleContext& ctx, NodeId func, std::string_view name);
+
+// `func` has a `global`/`nonlocal` declaration of `name`.
+bool declared_nonlocal(const lint::RuleContext& ctx, NodeId func, std::string_view name);
+
+// The names read by `e` (Name loads, in order, unique).
+std::vector<std::string> names_read(const lint::RuleContext& ctx, NodeId e);
+
+// A fresh local name starting with `base` unused anywhere in `func`.
+std::string fresh_name(const lint::RuleContext& ctx, NodeId func, std::string_view base);
+
+// ---- text
+
+// Source text of `e`, parenthesised when `|`, `&`, `~` or a call argument
+// list could rebind it (comparisons, boolean ops, lambdas, conditional
+// expressions, walrus, starred, unary `not`, tuples without parentheses).
+std::string operand_text(const lint::RuleContext& ctx, NodeId e);
+
+// `_graphmend_rt.where(c, t, f[, grad_safe=False])`.
+std::string where_call(std::string_view cond, std::string_view if_true,
+                       std::string_view if_false, bool grad_safe);
+
+// 1-based line of a byte offset.
+std::uint32_t line_of(const lint::RuleContext& ctx, std::uint32_t offset);
+
+// Fits `lines` into at most `budget` physical lines (the statement being
+// replaced), so the line numbers of everything after it stay the same (the
+// import hook relies on them for tracebacks): pads with empty lines, or joins
+// the last top-level statements with `; ` when there are too many. Lines
+// holding embedded newlines count as several. nullopt when it cannot fit.
+std::optional<std::vector<std::string>> fit_lines(std::vector<std::string> lines,
+                                                  std::size_t budget);
+
+}  // namespace gm::rules::gm1
