@@ -263,3 +263,34 @@ def test_static_tests_are_not_reported():
         """
     )
     assert [d.code for d in graphmend.check_source(src) if d.code.startswith("GM1")] == []
+
+
+RETURNS = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def forward(self, x: torch.Tensor):
+            y = x * 2
+            if not y.isfinite().all():  # fall back
+                return torch.zeros_like(y)
+            if (y > 0).all():
+                return y
+            return -y
+    """
+)
+
+
+def test_early_returns_are_one_graph_and_exact():
+    mended_src = _mend(RETURNS, "GM103")
+    orig = _module(RETURNS).Net()
+    mended = _module(mended_src).Net()
+    assert _count(orig, torch.randn(4))[1] >= 1
+    cases = [torch.randn(4), torch.rand(4) + 0.1, torch.tensor([1.0, float("inf"), 2.0, 3.0])]
+    for x in cases:
+        assert _count(mended, x) == (1, 0)
+        torch._dynamo.reset()
+        assert _same(torch.compile(mended, backend="eager")(x), orig(x))
+        assert _same(mended(x), orig(x))

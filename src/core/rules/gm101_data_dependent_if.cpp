@@ -208,6 +208,13 @@ class DataDependentIf final : public lint::Rule {
     const auto orelse = tree.children(stmt, GM_F(If, orelse));
     if (orelse.empty() && body.size() == 1 && tree.kind(body[0]) == NodeKind::Raise) return;  // GM301
     if (has_break(tree, body) || has_break(tree, orelse)) return;  // GM407
+    if (body.size() == 1 && tree.kind(body[0]) == NodeKind::Return) {  // GM103's shapes
+      if (orelse.size() == 1 && tree.kind(orelse[0]) == NodeKind::Return) return;
+      const edits::StatementSlot slot = edits::find_statement_slot(tree, stmt);
+      if (orelse.empty() && slot.parent && slot.index + 1 < slot.body.size() &&
+          tree.kind(slot.body[slot.index + 1]) == NodeKind::Return)
+        return;
+    }
 
     // A leading run of Python-valued `and` operands stays a real `if`.
     std::vector<NodeId> statics, data;

@@ -635,6 +635,8 @@ void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p) {
   const auto q = m.qualified_name(func);
   if (q) {
     if (*q == "torch.finfo" || *q == "torch.iinfo") return;
+    // An earlier predication: as pure as its arguments (checked above).
+    if (*q == "graphmend.runtime.where") return;
     const std::string_view leaf = torch_function_leaf(q);
     if (!leaf.empty() && pure_ops().count(leaf)) {
       if (!grad_safe_ops().count(leaf)) p.grad_safe = false;

@@ -1,0 +1,180 @@
+// GM103: an early `return` under a test on tensor data, followed by another
+// `return` -> one `return _graphmend_rt.where(...)`.
+#include "edits/text.h"
+#include "edits/tree_query.h"
+#include "rules/gm1_common.h"
+#include "rules/gm2_common.h"
+#include "rules/rules.h"
+
+namespace gm::rules {
+namespace {
+
+using ast::NodeId;
+using ast::NodeKind;
+
+constexpr std::string_view kDoc = R"md(# GM103 data-dependent-return
+
+## What it detects
+Inside a compiled region, a choice between two returned values on tensor
+data:
+
+    if cond:                 if cond:
+        return a                 return a
+    return b                 else:
+                                 return b
+
+where `cond` is tensor data (the same tests as GM101).
+
+## Why Dynamo breaks there
+Which `return` runs depends on the tensor's value: "Data-dependent
+branching" (GB0170). Dynamo ends the graph at the `if`.
+
+## The rewrite
+
+    return _graphmend_rt.where(cond, a, b)
+
+on the first line of the `if`; the statement's other lines become blank (and
+keep their comments), so later line numbers do not move. `_graphmend_rt.where`
+is the conditional expression when run eagerly, and `torch.where` while
+tracing when both values are tensors of one dtype, shape and device (see
+GM101 and docs/runtime.md); otherwise the original branch, graph break
+included. `not cond` swaps the values.
+
+## When it declines
+- a returned value is missing, `None`, a constant or a proven Python value;
+- a returned value is not proven pure and total (the GM101 allow-list): `b`
+  now also runs when `cond` holds, `a` when it does not;
+- `and`/`or`/`not` over operands not proven bool-valued;
+- the `if` has more than one statement in a branch, or the `return b` does
+  not follow it directly.
+
+## Example
+Before:
+
+    def forward(self, x):
+        y = x * 2
+        if (y > 0).all():
+            return y
+        return -y
+
+After:
+
+    def forward(self, x):
+        y = x * 2
+        return _graphmend_rt.where((y > 0).all(), y, -y)
+
+
+)md";
+
+NodeId single_return(const ast::Tree& tree, std::span<const NodeId> stmts) {
+  if (stmts.size() != 1 || tree.kind(stmts[0]) != NodeKind::Return) return {};
+  return stmts[0];
+}
+
+class DataDependentReturn final : public lint::Rule {
+ public:
+  std::string_view code() const override { return "GM103"; }
+  std::string_view name() const override { return "data-dependent-return"; }
+  std::string_view summary() const override {
+    return "early `return` on tensor data (predicated with `torch.where`)";
+  }
+  std::string_view documentation() const override { return kDoc; }
+
+  void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
+    if (!ctx.model()) return;
+    const ast::Tree& tree = ctx.tree();
+    const sema::Model& m = *ctx.model();
+    for (const sema::RegionFunction& rf : m.region_functions()) {
+      std::function<void(NodeId)> rec = [&](NodeId n) {
+        if (n != rf.function && (tree.kind(n) == NodeKind::FunctionDef ||
+                                 tree.kind(n) == NodeKind::AsyncFunctionDef ||
+                                 tree.kind(n) == NodeKind::ClassDef))
+          return;
+        if (tree.kind(n) == NodeKind::If) check_if(ctx, sink, rf.function, n);
+        edits::for_each_child(tree, n, rec);
+      };
+      rec(rf.function);
+    }
+  }
+
+ private:
+  void check_if(const lint::RuleContext& ctx, lint::DiagnosticSink& sink, NodeId func,
+                NodeId stmt) const {
+    const ast::Tree& tree = ctx.tree();
+    const NodeId ret_a = single_return(tree, tree.children(stmt, GM_F(If, body)));
+    if (!ret_a) return;
+    const auto orelse = tree.children(stmt, GM_F(If, orelse));
+    NodeId ret_b;
+    NodeId last = stmt;  // the last statement the rewrite replaces
+    if (!orelse.empty()) {
+      ret_b = single_return(tree, orelse);
+      last = ret_b;
+    } else {
+      const edits::StatementSlot slot = edits::find_statement_slot(tree, stmt);
+      if (slot.parent && slot.index + 1 < slot.body.size() &&
+          tree.kind(slot.body[slot.index + 1]) == NodeKind::Return) {
+        ret_b = slot.body[slot.index + 1];
+        last = ret_b;
+      }
+    }
+    if (!ret_b) return;  // GM101 reports other shapes of `if`
+    NodeId test = tree.child(stmt, GM_F(If, test));
+    if (!gm1::tensor_evidence(ctx, test) || gm1::static_value(ctx, test)) return;
+    auto& d = sink.report(tree.at(test).begin, tree.at(test).end,
+                          "`return` chosen by tensor data breaks the graph");
+    d.why =
+        "which `return` runs depends on the tensor's value: Data-dependent branching (GB0170); "
+        "Dynamo ends the graph at the `if`";
+    std::string why;
+    if (!fix(ctx, func, stmt, last, test, ret_a, ret_b, d, why)) d.declined_reason = why;
+  }
+
+  bool fix(const lint::RuleContext& ctx, NodeId func, NodeId stmt, NodeId last, NodeId test,
+           NodeId ret_a, NodeId ret_b, lint::Diagnostic& d, std::string& why) const {
+    const ast::Tree& tree = ctx.tree();
+    (void)func;
+    NodeId a = tree.child(ret_a, GM_F(Return, value));
+    NodeId b = tree.child(ret_b, GM_F(Return, value));
+    for (NodeId v : {a, b}) {
+      if (!v) return why = "a bare `return` (None) is not a tensor", false;
+      if (tree.kind(v) == NodeKind::Constant ||
+          ctx.model()->fact(v).kind == sema::TensorKind::NotTensor)
+        return why = "`return " + std::string(ctx.text_of(v)) + "` returns a Python value", false;
+    }
+    if (tree.kind(test) == NodeKind::UnaryOp &&
+        static_cast<NodeKind>(tree.field(test, GM_F(UnaryOp, op)).a) == NodeKind::Not) {
+      test = tree.child(test, GM_F(UnaryOp, operand));
+      std::swap(a, b);
+    }
+    auto cond = gm1::lower_condition(ctx, test, &why);
+    if (!cond) return false;
+    gm1::Purity p;
+    p.tensor_names = gm1::tensor_names_of(ctx, test);
+    gm1::check_pure_total(ctx, a, p);
+    gm1::check_pure_total(ctx, b, p);
+    if (!p.ok) return why = "both values would now always be computed: " + p.why, false;
+
+    const std::uint32_t begin = tree.at(stmt).begin, end = tree.at(last).end;
+    const auto indent = edits::statement_indentation(ctx.text(), begin);
+    if (!indent) return why = "the `if` does not start its line", false;
+    std::vector<std::string> lines;
+    for (std::string_view c : edits::comments_in(ctx.file(), begin, end)) lines.emplace_back(c);
+    lines.push_back("return " + gm1::where_call(*cond, ctx.text_of(a), ctx.text_of(b), p.grad_safe));
+    const std::size_t budget = gm1::line_of(ctx, end) - gm1::line_of(ctx, begin) + 1;
+    auto fitted = gm1::fit_lines(std::move(lines), budget);
+    if (!fitted) return why = "the predicated form does not fit the statement's lines", false;
+    gm2::attach_fix(ctx, d, "Return `_graphmend_rt.where(...)`",
+                    {edits::Edit::replace(begin, end,
+                                          edits::render_lines(*fitted, *indent, ctx.style()))});
+    return true;
+  }
+};
+
+}  // namespace
+
+const lint::Rule& gm103_data_dependent_return() {
+  static const DataDependentReturn rule;
+  return rule;
+}
+
+}  // namespace gm::rules
