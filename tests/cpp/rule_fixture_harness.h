@@ -1,0 +1,176 @@
+// The fixture harness shared by the rule tests (test_rules_gm2.cpp,
+// test_rules_gm3.cpp, ...): snapshot tests over tests/fixtures/rules/<CODE>/.
+//
+// Each fixture `<case>.py` in a directory named after one rule code has
+// `<case>.expected` (the diagnostics of that rule, one per line:
+//   LINE:COL-END_LINE:END_COL CODE MESSAGE[ | fix: ...][ | declined: ...]
+// lines 1-based, columns 0-based UTF-8 bytes) and, when the rule fixes
+// something, `<case>.fixed.py` (the exact mended text). Without `.fixed.py`
+// the file must come back unchanged. Every snapshot is also checked to be
+// idempotent: fixing the mended text changes nothing and leaves no fixable
+// diagnostic. GM_UPDATE_FIXTURES=1 rewrites the snapshots (review the diff!).
+//
+// Use:
+//   class GmNFixture : public ::testing::TestWithParam<std::string> {};
+//   TEST_P(GmNFixture, Snapshot) { rule_fixtures::check_snapshot(GetParam()); }
+//   INSTANTIATE_TEST_SUITE_P(GMN, GmNFixture,
+//       ::testing::ValuesIn(rule_fixtures::fixture_inputs({"GM301"})),
+//       rule_fixtures::case_name);
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "lint/engine.h"
+#include "lint/registry.h"
+#include "rules/rules.h"
+#include "semantic/model.h"
+
+namespace gm::rule_fixtures {
+
+namespace fs = std::filesystem;
+
+inline fs::path fixture_root() {
+  return fs::path(__FILE__).parent_path().parent_path() / "fixtures" / "rules";
+}
+
+inline std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline void write_file(const fs::path& p, std::string_view s) {
+  std::ofstream out(p, std::ios::binary);
+  out << s;
+}
+
+// Options that build the semantic model (rules see regions and facts).
+inline lint::LintOptions options() {
+  lint::LintOptions o;
+  o.build_model = [](const Source& s, const ParseResult& p) {
+    return std::make_shared<const sema::Model>(sema::analyze(p.tree, s));
+  };
+  return o;
+}
+
+inline Source decode(std::string bytes) {
+  return std::get<Source>(Source::decode(std::move(bytes)));
+}
+
+inline const lint::Rule* rule_for(std::string_view code) { return lint::find_rule(code); }
+
+inline std::string format(const std::vector<lint::Diagnostic>& ds) {
+  std::string out;
+  for (const auto& d : ds) {
+    out += std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + "-" +
+           std::to_string(d.loc.end_line) + ":" + std::to_string(d.loc.end_col) + " " + d.code +
+           " " + d.message;
+    if (d.fix) out += " | fix: " + d.fix->description;
+    if (!d.declined_reason.empty()) out += " | declined: " + d.declined_reason;
+    out += "\n";
+  }
+  return out;
+}
+
+struct Outcome {
+  std::string diagnostics;
+  lint::FixResult fixed;
+};
+
+// Checks and fixes `bytes` with the one rule `code`.
+inline Outcome run(std::string_view code, const std::string& bytes) {
+  const lint::Rule* rule = rule_for(code);
+  EXPECT_NE(rule, nullptr) << code;
+  std::vector<const lint::Rule*> rules{rule};
+  const Source src = decode(bytes);
+  auto checked = lint::check_source(src, options(), rules);
+  EXPECT_TRUE(checked.rule_errors.empty());
+  EXPECT_FALSE(checked.syntax_error.has_value());
+  return {format(checked.diagnostics), lint::fix_to_fixpoint(src, options(), rules)};
+}
+
+// The mended text of `bytes` under the one rule `code`.
+inline std::string fix_text(std::string_view code, const std::string& bytes) {
+  std::vector<const lint::Rule*> rules{rule_for(code)};
+  return lint::fix_to_fixpoint(decode(bytes), options(), rules).text;
+}
+
+// The snapshot test of one fixture input (the rule is its directory's name).
+inline void check_snapshot(const std::string& input_path) {
+  const fs::path input(input_path);
+  const std::string code = input.parent_path().filename().string();
+  const fs::path stem = input.parent_path() / input.stem();
+  const fs::path expected_diags = stem.string() + ".expected";
+  const fs::path expected_fixed = stem.string() + ".fixed.py";
+  const std::string bytes = read_file(input);
+  const Outcome o = run(code, bytes);
+  const bool changed = o.fixed.status == lint::FixResult::Status::Fixed;
+  ASSERT_TRUE(o.fixed.status == lint::FixResult::Status::Fixed ||
+              o.fixed.status == lint::FixResult::Status::Unchanged)
+      << lint::status_name(o.fixed.status);
+
+  if (std::getenv("GM_UPDATE_FIXTURES") != nullptr) {
+    write_file(expected_diags, o.diagnostics);
+    if (changed) write_file(expected_fixed, o.fixed.text);
+    else fs::remove(expected_fixed);
+    GTEST_SKIP() << "snapshots rewritten";
+  }
+
+  ASSERT_TRUE(fs::exists(expected_diags)) << expected_diags;
+  EXPECT_EQ(o.diagnostics, read_file(expected_diags)) << input;
+  if (fs::exists(expected_fixed)) {
+    EXPECT_TRUE(changed);
+    EXPECT_EQ(o.fixed.text, read_file(expected_fixed)) << input;
+  } else {
+    EXPECT_FALSE(changed) << input;
+    EXPECT_EQ(o.fixed.text, bytes);
+  }
+  // Idempotent: fixing the mended text changes nothing, and every remaining
+  // diagnostic of this rule is a declined one (no fix left to apply).
+  const Outcome again = run(code, o.fixed.text);
+  EXPECT_EQ(again.fixed.status, lint::FixResult::Status::Unchanged) << input;
+  EXPECT_EQ(again.fixed.text, o.fixed.text);
+  EXPECT_EQ(again.diagnostics.find("| fix:"), std::string::npos) << again.diagnostics;
+}
+
+// Every fixture input (`*.py` but not `*.fixed.py`) under the code
+// directories, sorted.
+inline std::vector<std::string> fixture_inputs(std::initializer_list<const char*> codes) {
+  std::vector<std::string> out;
+  for (const char* code : codes) {
+    const fs::path dir = fixture_root() / code;
+    if (!fs::exists(dir)) continue;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      const std::string name = e.path().filename().string();
+      if (e.path().extension() != ".py" || name.ends_with(".fixed.py")) continue;
+      out.push_back(e.path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Test names: "<CODE>_<case>" with non-alphanumerics as `_`.
+inline std::string case_name(const ::testing::TestParamInfo<std::string>& info) {
+  const fs::path p(info.param);
+  std::string s = p.parent_path().filename().string() + "_" + p.stem().string();
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
+
+}  // namespace gm::rule_fixtures
