@@ -1,0 +1,206 @@
+// GM302: `assert <tensor condition>[, "msg"]` inside a compiled region ->
+// `if __debug__: _graphmend_rt.trap_unless(COND, AssertionError[, "msg"])`.
+#include "edits/text.h"
+#include "edits/tree_query.h"
+#include "rules/gm2_common.h"
+#include "rules/gm3_common.h"
+#include "rules/rules.h"
+
+namespace gm::rules {
+namespace {
+
+using ast::NodeId;
+using ast::NodeKind;
+
+constexpr std::string_view kDoc = R"md(# GM302 tensor-assert
+
+## What it detects
+Inside a compiled region, `assert COND` or `assert COND, msg` where `COND` is
+tensor data, recognised as in GM301: a proven tensor, a comparison with a
+reduction (`x.sum() == n`, `x.abs().max() < tol`), `.any()` / `.all()`,
+`torch.equal`, and these under `not` / `and` / `or`. Asserts on shapes,
+lengths, types and `None` are Python-level and not reported.
+
+## Why it matters under torch.compile
+What happens depends on the form (measured on torch 2.13, CPU):
+
+- `assert COND` or `assert COND, "literal"` with `COND` a plain tensor
+  expression (`(x >= 0).all()`, `x.sum() < n`): Dynamo does **not** break.
+  It rewrites the assert into `torch._assert_async` in the graph
+  (`torch._dynamo.config.rewrite_assert_with_torch_assert`). A failing check
+  then raises `RuntimeError` (with the message, or "assertion error"), not
+  `AssertionError`, under every backend, Inductor included. Code that
+  catches `AssertionError`, and tests that expect it, see a different
+  exception than in eager mode. For this form the diagnostic is about the
+  exception type, not a graph break.
+- `assert not COND`: the `not` takes the tensor's truth value, and Dynamo
+  breaks the graph (*Data-dependent branching*, GB0170). The same for
+  `and`/`or` in the condition.
+- `assert torch.equal(a, b)`: `torch.equal` returns a Python bool and Dynamo
+  breaks the graph (*Data dependent operator*, GB0033).
+- any message that is not a literal (an f-string, even without tensor
+  placeholders, or a name bound to a string): Dynamo cannot rewrite the
+  assert and breaks the graph (*Data-dependent branching*, GB0170); the fix
+  declines (see below).
+
+## The rewrite
+For a constant or absent message:
+
+    assert COND, "msg"   ->   if __debug__: _graphmend_rt.trap_unless(COND, AssertionError, "msg")
+    assert not COND      ->   if __debug__: _graphmend_rt.trap_if(COND, AssertionError)
+
+`assert [not] torch.equal(a, b)` passes `_graphmend_rt.equal(a, b)`.
+`if __debug__:` keeps the behaviour under `python -O` (the condition is not
+evaluated). The header is on the assert's own line, so the statement keeps
+its lines: the condition and message stay on theirs and the closing
+parenthesis goes on the last one (docs/runtime.md shows the same call on
+its own line; both forms compile to the same bytecode). Under compilation
+the condition stays in the graph as a 0-d bool output and the runtime raises
+`AssertionError(msg)` right after the graph, for any backend.
+
+## When it declines
+- the message is not a constant (only strings, bytes, numbers, `True`,
+  `False`, `None`, f-strings without placeholders): it would be evaluated
+  even when the check passes;
+- the condition combines tensor tests with `and`/`or`/`not` (other than one
+  outermost `not`), is a chained comparison, nests `torch.equal` in a
+  larger expression, or is `allclose` (not yet lowered);
+- the `assert` shares its line with other statements (`x = 1; assert c`,
+  `if p: assert c`);
+- the assert is inside a `try` with `except` handlers, or the code after it
+  changes state visible on the error path: exactly as in GM301 (stores to
+  attributes or items of non-locals, in-place methods, mutating container
+  methods, `setattr`, `out=`, `global`/`nonlocal`); the reason names the
+  line;
+- `_graphmend_rt` is already bound to something else in the file.
+
+## What is not checked (the error path)
+As in GM301: the code after the assert (and in the callers, to the end of
+the graph) runs before the check; if it raises on failing inputs, its error
+surfaces instead, and effects inside calls are not inspected.
+
+## Example
+Before:
+
+    def forward(self, x):
+        assert (x >= 0).all(), "inputs must be non-negative"
+        return x.sqrt()
+
+After:
+
+    def forward(self, x):
+        if __debug__: _graphmend_rt.trap_unless((x >= 0).all(), AssertionError, "inputs must be non-negative")
+        return x.sqrt()
+)md";
+
+class TensorAssert final : public lint::Rule {
+ public:
+  std::string_view code() const override { return "GM302"; }
+  std::string_view name() const override { return "tensor-assert"; }
+  std::string_view summary() const override {
+    return "`assert` on tensor data inside a compiled region";
+  }
+  std::string_view documentation() const override { return kDoc; }
+
+  void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
+    const sema::Model* model = ctx.model();
+    if (model == nullptr) return;
+    const auto& tree = ctx.tree();
+    std::vector<NodeId> asserts;
+    walk(tree, tree.root(), [&](NodeId n) {
+      if (tree.kind(n) != NodeKind::Assert || !model->is_in_region(n)) return;
+      if (!gm3::tensor_evidence(*model, tree.child(n, GM_F(Assert, test)))) return;
+      asserts.push_back(n);
+    });
+    for (NodeId a : asserts) report(ctx, sink, a);
+  }
+
+ private:
+  template <typename F>
+  static void walk(const ast::Tree& tree, NodeId n, const F& f) {
+    f(n);
+    edits::for_each_child(tree, n, [&](NodeId c) { walk(tree, c, f); });
+  }
+
+  static void report(const lint::RuleContext& ctx, lint::DiagnosticSink& sink, NodeId stmt) {
+    const auto& tree = ctx.tree();
+    const NodeId test = tree.child(stmt, GM_F(Assert, test));
+    const NodeId msg = tree.child(stmt, GM_F(Assert, msg));
+    const std::string msg_why = msg ? gm3::non_constant_reason(ctx, msg) : std::string();
+    const gm3::Condition cond = gm3::analyze_condition(ctx, test);
+    auto& d = sink.report(tree.at(stmt).begin, tree.at(stmt).end,
+                          "`assert` on tensor data in a compiled region");
+    const char* kBranch = "Dynamo must take the truth value of tensor data: ";
+    if (!msg_why.empty())
+      d.why =
+          "the message is not a literal constant, so Dynamo cannot rewrite the assert into "
+          "torch._assert_async: it breaks the graph (Data-dependent branching, GB0170)";
+    else if (!cond.declined.empty())
+      d.why = std::string(kBranch) + "it breaks the graph (Data-dependent branching, GB0170)";
+    else if (cond.equal != gm3::Condition::Equal::None)
+      d.why =
+          "torch.equal returns a Python bool computed from tensor data: Dynamo breaks the "
+          "graph there (Data dependent operator, GB0033)";
+    else if (cond.negated)
+      d.why = std::string(kBranch) +
+              "`not` on a tensor breaks the graph (Data-dependent branching, GB0170)";
+    else
+      d.why =
+          "Dynamo rewrites the assert into torch._assert_async (no graph break): under "
+          "torch.compile a failing check raises RuntimeError instead of AssertionError";
+
+    if (!msg_why.empty()) {
+      d.declined_reason = "the message is not a constant (" + msg_why +
+                          "): the trap would evaluate it even when the check passes";
+      return;
+    }
+    if (!cond.declined.empty()) {
+      d.declined_reason = cond.declined;
+      return;
+    }
+    const auto& node = tree.at(stmt);
+    if (!edits::statement_indentation(ctx.text(), node.begin) ||
+        !edits::only_trivia_after(ctx.text(), node.end)) {
+      d.declined_reason = "the `assert` shares its line with other statements";
+      return;
+    }
+    if (auto why = gm3::scan_after(ctx, stmt, "assert"); !why.empty()) {
+      d.declined_reason = std::move(why);
+      return;
+    }
+    std::string declined;
+    std::vector<gm3::Piece> pieces{
+        gm3::Piece::literal(std::string("if __debug__: ") + std::string(gm2::kRuntimeAlias) +
+                            (cond.negated ? ".trap_if(" : ".trap_unless("))};
+    for (auto& p : gm3::condition_pieces(ctx, cond, declined)) pieces.push_back(std::move(p));
+    if (!declined.empty()) {
+      d.declined_reason = std::move(declined);
+      return;
+    }
+    pieces.push_back(gm3::Piece::separator());
+    pieces.push_back(gm3::Piece::literal("AssertionError"));
+    if (msg) {
+      pieces.push_back(gm3::Piece::separator());
+      pieces.push_back(gm3::Piece::source(tree.at(msg).begin, tree.at(msg).end));
+    }
+    const auto text = gm3::render(ctx, stmt, pieces, ")");
+    if (!text) {
+      d.declined_reason = "cannot lay the trap call out on the assert's lines";
+      return;
+    }
+    gm2::attach_fix(ctx, d,
+                    std::string("Check after the graph with `_graphmend_rt.") +
+                        (cond.negated ? "trap_if`" : "trap_unless`") +
+                        ", raising AssertionError",
+                    {edits::Edit::replace(node.begin, node.end, *text)});
+  }
+};
+
+}  // namespace
+
+const lint::Rule& gm302_tensor_assert() {
+  static const TensorAssert rule;
+  return rule;
+}
+
+}  // namespace gm::rules

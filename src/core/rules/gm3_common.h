@@ -1,0 +1,90 @@
+// Shared pieces of the GM3xx rules (validation guards on tensor data,
+// lowered to graphmend.runtime traps: docs/runtime.md, section [Trap]).
+//
+// The three questions every GM3xx rule asks, in this order:
+//  1. Is the guard's condition tensor data? (tensor_evidence: a proven
+//     Tensor fact, or syntax that only tensors produce: reductions compared
+//     with something, `.any()` / `.all()`, `torch.equal`.) Only this decides
+//     whether to report: the rewrite itself is exact for any condition type.
+//  2. Can the condition be passed as is? (analyze_condition: one outer `not`
+//     at most, no `and`/`or`, no chained comparison; `torch.equal(a, b)` is
+//     rewritten to `_graphmend_rt.equal(a, b)`.)
+//  3. Is deferring the failure to the end of the graph invisible? (scan_after:
+//     the code after the guard, to the end of its function, stores nothing
+//     outside the function's own locals.)
+// Then render() writes the trap call so that it spans exactly the lines of
+// the statement it replaces (the import hook maps tracebacks by line).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ast/tree.h"
+#include "lint/rule.h"
+#include "semantic/model.h"
+
+namespace gm::rules::gm3 {
+
+using ast::NodeId;
+
+// Whether the guard condition `test` is tensor data (see 1. above). Looks
+// through `not`, `and` and `or`, so that combined conditions are reported
+// (and then declined).
+bool tensor_evidence(const sema::Model& m, NodeId test);
+
+// What the trap gets as its condition.
+struct Condition {
+  NodeId expr;           // COND, after stripping one outermost `not`
+  bool negated = false;  // there was an outermost `not`
+  enum class Equal : std::uint8_t { None, Function, Method } equal = Equal::None;
+  std::string declined;  // non-empty: why it cannot be passed as is
+};
+Condition analyze_condition(const lint::RuleContext& ctx, NodeId test);
+
+// A constant argument of an exception or an assert message: str / bytes /
+// number / bool / None constants (implicit concatenation included), f-strings
+// without placeholders, and `-`/`+` of a number. Empty when constant, else
+// the reason.
+std::string non_constant_reason(const lint::RuleContext& ctx, NodeId e);
+
+// Checks that the code which runs after the guard statement `guard` (the rest
+// of its block and of the enclosing blocks to the end of its function; a
+// whole loop body when the guard is in a loop) makes no state change visible
+// on the error path, and that no `except` around the guard could catch its
+// exception. Empty when fine, else the declined_reason (naming the line;
+// `noun` names the statement in it: "guard", "assert").
+std::string scan_after(const lint::RuleContext& ctx, NodeId guard, std::string_view noun);
+
+// Statements that render() lays out: literal text, a separator `,` (followed
+// by a space when the next piece stays on the same line), or a source range
+// copied verbatim and placed on its original line.
+struct Piece {
+  enum class Kind : std::uint8_t { Literal, Separator, Source } kind = Kind::Literal;
+  std::string text;          // Literal
+  std::uint32_t begin = 0;   // Source
+  std::uint32_t end = 0;
+  static Piece literal(std::string s) { return {Kind::Literal, std::move(s), 0, 0}; }
+  static Piece separator() { return {Kind::Separator, {}, 0, 0}; }
+  static Piece source(std::uint32_t b, std::uint32_t e) { return {Kind::Source, {}, b, e}; }
+};
+
+// Text replacing statement `stmt` ([begin, end)): the pieces in order, each
+// Source piece starting on the line it starts on in the original (padding
+// with line breaks, which is valid because everything after the first piece
+// is inside the call's parentheses), comments outside the Source pieces kept
+// at the end of their original line, and `close` on the statement's last
+// line. The result spans exactly the statement's lines. nullopt if the
+// pieces are not in source order within the statement.
+std::optional<std::string> render(const lint::RuleContext& ctx, NodeId stmt,
+                                  const std::vector<Piece>& pieces, std::string_view close);
+
+// Pieces for the trap's condition argument: COND verbatim, or with
+// `torch.equal(a, b)` / `a.equal(b)` rewritten to `_graphmend_rt.equal(a, b)`.
+// Empty (and `declined` set) when the argument list cannot be located.
+std::vector<Piece> condition_pieces(const lint::RuleContext& ctx, const Condition& c,
+                                    std::string& declined);
+
+}  // namespace gm::rules::gm3

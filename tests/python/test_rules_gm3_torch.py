@@ -1,0 +1,356 @@
+"""GM301/GM302 end to end with torch 2.13: validation guards and asserts on
+tensor data, mended into graphmend.runtime traps.
+
+For each case the original module is the C++ fixture
+tests/fixtures/rules/GM30x/<stem>.py. ``graphmend.fix_source`` mends it, and
+the result must equal the fixture snapshot ``<stem>.fixed.py`` and keep every
+line of the original in place (only the runtime import is added). Then:
+
+* the counting backend sees the original break the graph (GM301) and the mended
+  module compile to one graph with zero break events;
+* on passing inputs (fresh random ones) the mended module, compiled and eager,
+  returns what the original returns eagerly, with the same stdout and warnings;
+* on failing inputs the mended module raises the same exception type and
+  message as the original run eagerly, under ``backend="eager"`` and under the
+  default backend (Inductor; older Inductor dropped ``_assert_async`` on CPU,
+  PyTorch issue 147282), and when run eagerly.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import os
+import pathlib
+import sys
+import uuid
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+graphmend = pytest.importorskip("graphmend")
+
+import graphmend.runtime as _graphmend_rt  # noqa: E402
+
+FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "rules"
+IMPORT = "import graphmend.runtime as _graphmend_rt"
+
+
+# ---------------------------------------------------------------------------
+# harness
+
+
+def _mend(code: str, stem: str) -> tuple[str, str]:
+    """(original, mended) text of fixture `stem`, mended by graphmend.fix_source."""
+    original = (FIXTURES / code / f"{stem}.py").read_text()
+    result = graphmend.fix_source(original, select=[code])
+    assert result.status == "fixed"
+    assert result.source == (FIXTURES / code / f"{stem}.fixed.py").read_text()
+    mended = result.source
+    # Line numbers kept: dropping the added import gives back the original's
+    # line count, and every line that does not belong to a mended statement is
+    # unchanged and in place.
+    lines = mended.splitlines()
+    assert lines.count(IMPORT) == 1
+    lines.remove(IMPORT)
+    assert len(lines) == len(original.splitlines())
+    again = graphmend.fix_source(mended, select=[code])
+    assert again.status == "unchanged"  # idempotent
+    return original, mended
+
+
+def _load(text: str, tmp_path: pathlib.Path, tag: str):
+    path = tmp_path / f"{tag}_{uuid.uuid4().hex}.py"
+    path.write_text(text)
+    name = f"gm3_case_{uuid.uuid4().hex}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _pair(code, stem, cls, tmp_path):
+    """Instances of the original and the mended class with the same weights."""
+    original_text, mended_text = _mend(code, stem)
+    torch.manual_seed(0)
+    original = getattr(_load(original_text, tmp_path, "original"), cls)().eval()
+    mended = getattr(_load(mended_text, tmp_path, "mended"), cls)().eval()
+    mended.load_state_dict(original.state_dict())
+    return original, mended
+
+
+class _Count:
+    def __init__(self):
+        self.graphs = []
+
+    def __call__(self, gm, example_inputs):
+        self.graphs.append(gm)
+        return gm.forward
+
+
+def _breaks() -> int:
+    from torch._dynamo.utils import counters
+
+    return sum(counters["graph_break"].values()) + sum(counters["unimplemented"].values())
+
+
+def _compile(model, backend):
+    """A fresh compiled model (Dynamo reset) and its counting backend, if any."""
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    cnt = _Count() if backend == "count" else None
+    if backend == "count":
+        return torch.compile(model, backend=cnt), cnt
+    if backend == "inductor":
+        return torch.compile(model), None  # the default backend
+    return torch.compile(model, backend=backend), None
+
+
+@contextlib.contextmanager
+def _capture():
+    out = io.StringIO()
+    got = {}
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out):
+        warnings.simplefilter("always")
+        yield got
+    got["stdout"] = out.getvalue()
+    # Warnings raised from the modules under test (not torch's own about
+    # compilation).
+    got["warnings"] = [
+        (w.category.__name__, str(w.message)) for w in caught
+        if f"{os.sep}torch{os.sep}" not in w.filename
+    ]
+
+
+def _outcome(fn, *args):
+    """("ok", output) or (exception type, message, args)."""
+    with torch.no_grad(), _capture() as got:
+        try:
+            result = ("ok", fn(*args))
+        except Exception as e:  # noqa: BLE001
+            result = (type(e), str(e), e.args)
+    assert _graphmend_rt.pending() == 0  # nothing left queued
+    return result, got
+
+
+def _same(got, want):
+    (g, g_io), (w, w_io) = got, want
+    assert g[0] == w[0], (g, w)
+    if w[0] == "ok":
+        torch.testing.assert_close(g[1], w[1])
+    else:
+        assert g[1:] == w[1:]
+    assert g_io == w_io
+
+
+def _assert_one_graph(cnt):
+    assert len(cnt.graphs) == 1, [g.code for g in cnt.graphs]
+    assert _breaks() == 0
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    yield
+    _graphmend_rt.flush()
+    torch._dynamo.reset()
+
+
+# ---------------------------------------------------------------------------
+# GM301: if <tensor>: raise
+
+
+def _guard_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(4, 8, generator=g), torch.rand(4, 8, generator=g)
+
+
+GUARD_FAILURES = {
+    "x out of range": lambda x, y: (x * 1000, y),
+    "y must be non-negative": lambda x, y: (x, y - 2),
+    "NaN after the projection": lambda x, y: (x.index_fill(1, torch.tensor([0]), float("nan")),
+                                             y),
+}
+
+
+def test_guards_one_graph_same_outputs_same_errors(tmp_path):
+    original, mended = _pair("GM301", "torch_guards", "GuardNet", tmp_path)
+    x, y = _guard_inputs(1)
+
+    fn, cnt = _compile(original, "count")
+    _outcome(fn, x, y)
+    assert len(cnt.graphs) > 1 and _breaks() >= 1  # the original breaks
+
+    fn, cnt = _compile(mended, "count")
+    for seed in (1, 2):  # passing inputs, fresh each time
+        args = _guard_inputs(seed)
+        _same(_outcome(fn, *args), _outcome(original, *args))
+        _same(_outcome(mended, *args), _outcome(original, *args))
+    for message, make in GUARD_FAILURES.items():
+        args = make(*_guard_inputs(3))
+        want = _outcome(original, *args)
+        assert want[0][1] == message
+        _same(_outcome(fn, *args), want)
+        _same(_outcome(mended, *args), want)  # eagerly
+    _assert_one_graph(cnt)  # no recompile, no break, failing inputs included
+
+    fn, _ = _compile(mended, "eager")
+    for make in GUARD_FAILURES.values():
+        args = make(*_guard_inputs(4))
+        _same(_outcome(fn, *args), _outcome(original, *args))
+
+
+def test_guards_inductor_keeps_the_checks(tmp_path):
+    original, mended = _pair("GM301", "torch_guards", "GuardNet", tmp_path)
+    fn, _ = _compile(mended, "inductor")
+    args = _guard_inputs(5)
+    _same(_outcome(fn, *args), _outcome(original, *args))
+    for make in GUARD_FAILURES.values():
+        args = make(*_guard_inputs(6))
+        _same(_outcome(fn, *args), _outcome(original, *args))
+    assert _breaks() == 0
+
+
+# ---------------------------------------------------------------------------
+# GM301: the real grounding-dino guard (transformers 4.52.4)
+
+
+def _dino_inputs(seed, shapes):
+    g = torch.Generator().manual_seed(seed)
+    hidden = torch.randn(2, 5, 8, generator=g)
+    encoder = torch.randn(2, 12, 8, generator=g)
+    return hidden, encoder, torch.tensor(shapes)
+
+
+DINO_OK = [[2, 3], [3, 2]]  # 6 + 6 == sequence length 12
+DINO_BAD = [[2, 2], [3, 2]]  # 4 + 6 != 12
+
+
+def test_grounding_dino_guard(tmp_path):
+    original, mended = _pair("GM301", "grounding_dino",
+                             "GroundingDinoMultiscaleDeformableAttention", tmp_path)
+
+    def call(m):
+        return lambda h, e, s: m(h, encoder_hidden_states=e, spatial_shapes=s)
+
+    fn, cnt = _compile(call(original), "count")
+    _outcome(fn, *_dino_inputs(0, DINO_OK))
+    assert len(cnt.graphs) > 1 and _breaks() >= 1
+
+    want_bad = _outcome(call(original), *_dino_inputs(1, DINO_BAD))
+    assert want_bad[0][0] is ValueError and "align the spatial shapes" in want_bad[0][1]
+    for backend in ("count", "eager", "inductor"):
+        fn, cnt = _compile(call(mended), backend)
+        for seed in (2, 3):
+            args = _dino_inputs(seed, DINO_OK)
+            _same(_outcome(fn, *args), _outcome(call(original), *args))
+        _same(_outcome(fn, *_dino_inputs(1, DINO_BAD)), want_bad)
+        if cnt is not None:
+            _assert_one_graph(cnt)
+    _same(_outcome(call(mended), *_dino_inputs(1, DINO_BAD)), want_bad)
+
+
+# ---------------------------------------------------------------------------
+# GM301: a guard inlined into the caller's graph
+
+
+def _probabilities(seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(3, 5, generator=g), torch.randn(3, 5, generator=g).softmax(-1)
+
+
+def test_inlined_guard_raises_at_the_region_boundary(tmp_path):
+    original, mended = _pair("GM301", "torch_inlined", "Outer", tmp_path)
+    logits, p = _probabilities(0)
+
+    fn, cnt = _compile(original, "count")
+    _outcome(fn, logits, p)
+    assert len(cnt.graphs) > 1 and _breaks() >= 1
+
+    failing = {
+        "probabilities must lie in [0, 1]": p.index_fill(1, torch.tensor([0]), 1.5),
+        "rows must sum to 1": p * 0.5,
+    }
+    fn, cnt = _compile(mended, "count")
+    for seed in (1, 2):
+        args = _probabilities(seed)
+        _same(_outcome(fn, *args), _outcome(original, *args))
+    for message, bad in failing.items():
+        want = _outcome(original, logits, bad)
+        assert want[0][:2] == (ValueError, message)
+        _same(_outcome(fn, logits, bad), want)
+    # One graph for Outer with the helper and Inner.forward inlined: the traps
+    # are checked after it, when the compiled call returns.
+    _assert_one_graph(cnt)
+
+    fn, _ = _compile(mended, "eager")
+    with pytest.raises(ValueError, match=r"^probabilities must lie in \[0, 1\]$") as info:
+        fn(logits, failing["probabilities must lie in [0, 1]"])
+    # Raised by the runtime's drain after the graph, not inside the helper.
+    frames = [f.name for f in info.traceback]
+    assert "check_probabilities" not in frames
+
+
+# ---------------------------------------------------------------------------
+# GM302: assert <tensor>
+
+
+def _assert_inputs(seed):
+    return torch.rand(4, 8, generator=torch.Generator().manual_seed(seed))
+
+
+ASSERT_FAILURES = {
+    "x out of range": lambda x: x * 1000,
+    "": lambda x: x - 3,  # log1p is NaN; the assert has no message
+}
+
+
+def test_asserts_raise_assertion_error_when_compiled(tmp_path):
+    original, mended = _pair("GM302", "torch_asserts", "AssertNet", tmp_path)
+
+    # What the rule is about (torch 2.13): `assert not <tensor>` breaks the
+    # graph (the `not` takes a truth value); `assert <tensor>, "literal"` does
+    # not, Dynamo lowers it to torch._assert_async, so a failing one raises
+    # RuntimeError instead of AssertionError.
+    fn, cnt = _compile(original, "count")
+    _outcome(fn, _assert_inputs(0))
+    assert len(cnt.graphs) == 2 and _breaks() >= 1
+    got = _outcome(fn, ASSERT_FAILURES["x out of range"](_assert_inputs(0)))
+    assert got[0][0] is RuntimeError and "x out of range" in got[0][1]
+
+    fn, cnt = _compile(mended, "count")
+    for seed in (1, 2):
+        x = _assert_inputs(seed)
+        _same(_outcome(fn, x), _outcome(original, x))
+        _same(_outcome(mended, x), _outcome(original, x))
+    for message, make in ASSERT_FAILURES.items():
+        x = make(_assert_inputs(3))
+        want = _outcome(original, x)
+        assert want[0][:2] == (AssertionError, message)
+        _same(_outcome(fn, x), want)
+        _same(_outcome(mended, x), want)
+    _assert_one_graph(cnt)
+
+    for backend in ("eager", "inductor"):
+        fn, _ = _compile(mended, backend)
+        x = _assert_inputs(4)
+        _same(_outcome(fn, x), _outcome(original, x))
+        for make in ASSERT_FAILURES.values():
+            x = make(_assert_inputs(5))
+            _same(_outcome(fn, x), _outcome(original, x))
+
+
+def test_asserts_skipped_under_python_O(tmp_path):
+    # `if __debug__:` keeps -O semantics: nothing is evaluated.
+    import subprocess
+
+    _, mended = _mend("GM302", "torch_asserts")
+    path = tmp_path / "mended_O.py"
+    path.write_text(mended + "\nm = AssertNet()\nprint(m(torch.full((2, 8), 1e6)).shape)\n")
+    out = subprocess.run([sys.executable, "-O", str(path)], capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "torch.Size([2, 8])"
