@@ -206,7 +206,7 @@ class DataDependentIf final : public lint::Rule {
     const NodeId test = tree.child(stmt, GM_F(If, test));
     const auto body = tree.children(stmt, GM_F(If, body));
     const auto orelse = tree.children(stmt, GM_F(If, orelse));
-    if (orelse.empty() && body.size() == 1 && tree.kind(body[0]) == NodeKind::Raise) return;  // GM301
+    if (!body.empty() && tree.kind(body.back()) == NodeKind::Raise) return;  // GM301's guards
     if (has_break(tree, body) || has_break(tree, orelse)) return;  // GM407
     if (body.size() == 1 && tree.kind(body[0]) == NodeKind::Return) {  // GM103's shapes
       if (orelse.size() == 1 && tree.kind(orelse[0]) == NodeKind::Return) return;
