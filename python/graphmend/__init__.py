@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "__version__", "dump_ast", "explain", "check_source", "fix_source", "rules",
-    "Diagnostic", "FixResult", "GraphmendSyntaxError",
+    "Diagnostic", "FixResult", "GraphmendSyntaxError", "install", "uninstall",
 ]
 
 
@@ -18,6 +18,10 @@ def __getattr__(name: str):
         from . import lint
 
         return getattr(lint, name)
+    if name in ("install", "uninstall"):
+        from . import hook
+
+        return getattr(hook, name)
     if name == "GraphmendSyntaxError":
         from ._frontend import GraphmendSyntaxError
 

@@ -1,0 +1,684 @@
+"""The import hook (``graphmend.install``) and ``graphmend run``.
+
+A throwaway package is written to ``tmp_path`` for each test: the GM201-GM203
+torch fixtures (print, logger and ``warnings.warn`` inside ``forward``), a
+module opting out with ``# graphmend: skip-file``, one with a syntax error, a
+subpackage and a namespace package. In-process tests import it under a unique
+name; the cache and ``graphmend run`` tests run fresh interpreters with a
+ten-line stand-in for ``torch`` first on ``sys.path`` (mending is static, and
+importing the real torch costs seconds per process); the in-process tests and
+the transformers test use the real one.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import inspect
+import io
+import json
+import logging
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import traceback
+import uuid
+import warnings
+
+import graphmend
+import pytest
+from graphmend import hook
+
+FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "rules"
+
+NETS = [("printing", "GM201/torch_print.py", "PrintNet"),
+        ("logging_", "GM202/torch_logger.py", "LogNet"),
+        ("warning", "GM203/torch_warn.py", "WarnNet")]
+
+TRACE_SOURCE = '''\
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        print("shape", x.shape)
+        return x
+
+
+def boom():
+    raise ValueError("boom")
+'''
+
+LIGHT_SOURCE = '''\
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        print("light", x)
+        return x + 1
+'''
+
+SKIP_SOURCE = '''\
+import torch.nn as nn
+
+# graphmend: skip-file
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        print("not mended", x)
+        return x
+'''
+
+STUB_TORCH = {
+    "torch/__init__.py": '"""A stand-in for torch: enough for graphmend.runtime and nn.Module."""\n'
+                         "from . import compiler, nn\n",
+    "torch/compiler.py": "def is_compiling():\n    return False\n",
+    "torch/nn/__init__.py": "class Module:\n"
+                            "    def __call__(self, *args, **kwargs):\n"
+                            "        return self.forward(*args, **kwargs)\n",
+}
+
+
+def _write(root: pathlib.Path, files: dict) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def make_package(root: pathlib.Path, name: str) -> pathlib.Path:
+    files = {f"{name}/__init__.py": "VALUE = 1\n",
+             f"{name}/trace.py": TRACE_SOURCE,
+             f"{name}/light.py": LIGHT_SOURCE,
+             f"{name}/light2.py": LIGHT_SOURCE,
+             f"{name}/skipped.py": SKIP_SOURCE,
+             f"{name}/broken.py": "import torch.nn as nn\n\ndef f(:\n    pass\n",
+             f"{name}/sub/__init__.py": "",
+             f"{name}/sub/deep.py": LIGHT_SOURCE,
+             f"{name}/ns/inner.py": LIGHT_SOURCE}  # ns: a namespace package
+    for mod, fixture, _ in NETS:
+        files[f"{name}/{mod}.py"] = (FIXTURES / fixture).read_text()
+    _write(root, files)
+    return root / name
+
+
+def _unique() -> str:
+    return f"gmhook_{uuid.uuid4().hex[:10]}"
+
+
+def _forget(name: str) -> None:
+    for mod in list(sys.modules):
+        if mod == name or mod.startswith(name + "."):
+            del sys.modules[mod]
+
+
+@pytest.fixture
+def pkg(tmp_path, monkeypatch):
+    """A fresh package on sys.path; the hook and its modules are removed after."""
+    name = _unique()
+    root = tmp_path / "src"
+    directory = make_package(root, name)
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    hook.uninstall()
+    yield type("Pkg", (), {"name": name, "root": root, "dir": directory,
+                           "cache": tmp_path / "cache"})
+    hook.uninstall()
+    _forget(name)
+
+
+def _line_of(path: pathlib.Path, text: str) -> int:
+    lines = path.read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+def _import(name: str):
+    return importlib.import_module(name)
+
+
+# --------------------------------------------------------------------------
+# mended behaviour, in process (real torch)
+
+
+def _load_plain(path: pathlib.Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@contextlib.contextmanager
+def _capture(logger_name: str):
+    out = io.StringIO()
+    records = []
+
+    class Handler(logging.Handler):
+        def emit(self, record):
+            records.append((record.levelname, record.getMessage()))
+
+    log = logging.getLogger(logger_name)
+    handler = Handler(logging.DEBUG)
+    old = log.level, log.propagate
+    log.setLevel(logging.DEBUG)
+    log.propagate = False
+    log.addHandler(handler)
+    got = {}
+    try:
+        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out):
+            warnings.simplefilter("always")
+            yield got
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(old[0])
+        log.propagate = old[1]
+    got["effects"] = (out.getvalue(), records,
+                      [(w.category.__name__, str(w.message)) for w in caught])
+
+
+def _run(model, x, compiled: bool):
+    import torch
+
+    torch._dynamo.reset()
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    fn = torch.compile(model, backend=backend) if compiled else model
+    with torch.no_grad(), _capture("gm2_torch_logger") as got:
+        y = fn(x.clone())
+    return y, len(graphs), got["effects"]
+
+
+@pytest.mark.parametrize("mod,fixture,cls", NETS, ids=[n[0] for n in NETS])
+def test_hooked_module_is_mended_one_graph_same_effects(pkg, mod, fixture, cls):
+    torch = pytest.importorskip("torch")
+    graphmend.install([pkg.name], cache_dir=pkg.cache)
+    hooked = _import(f"{pkg.name}.{mod}")
+    assert hooked.__graphmend_mended__ is True
+    assert hooked._graphmend_rt is sys.modules["graphmend.runtime"]
+    assert b"_graphmend_rt" in hooked.__loader__.get_mended_source()
+    assert hooked.__loader__.get_source(hooked.__name__) == (pkg.dir / f"{mod}.py").read_text()
+    plain = _load_plain(pkg.dir / f"{mod}.py", f"{pkg.name}_plain_{mod}")
+    try:
+        assert not hasattr(plain, "__graphmend_mended__")
+        torch.manual_seed(0)
+        a = getattr(plain, cls)().eval()
+        b = getattr(hooked, cls)().eval()
+        b.load_state_dict(a.state_dict())
+        x = torch.randn(4, 8)
+        eager_out, _, eager_effects = _run(a, x, compiled=False)
+        _, plain_graphs, _ = _run(a, x, compiled=True)
+        out, graphs, effects = _run(b, x, compiled=True)
+    finally:
+        del sys.modules[f"{pkg.name}_plain_{mod}"]
+    assert plain_graphs > 1
+    assert graphs == 1
+    torch.testing.assert_close(out, eager_out)
+    assert effects == eager_effects
+    assert any(eager_effects)
+
+
+def test_traceback_keeps_file_and_original_lines(pkg):
+    graphmend.install([pkg.name], cache_dir=pkg.cache)
+    mod = _import(f"{pkg.name}.trace")
+    path = pkg.dir / "trace.py"
+    assert mod.__graphmend_mended__
+    mended = mod.__loader__.get_mended_source().decode().splitlines()
+    raise_line = _line_of(path, 'raise ValueError("boom")')
+    print_line = _line_of(path, 'print("shape", x.shape)')
+    # The fix inserted an import line, so without the remapping every line
+    # below it would be off by one.
+    assert mended.index('    raise ValueError("boom")') + 1 == raise_line + 1
+
+    with pytest.raises(ValueError) as info:
+        mod.boom()
+    frame = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert (frame.filename, frame.lineno, frame.name) == (str(path), raise_line, "boom")
+    assert frame.line == 'raise ValueError("boom")'  # linecache: the file on disk
+
+    class NoShape:
+        @property
+        def shape(self):
+            raise RuntimeError("no shape")
+
+    with pytest.raises(RuntimeError) as info:
+        mod.Net().forward(NoShape())  # eager: the mended call still evaluates x.shape
+    frames = [f for f in traceback.extract_tb(info.value.__traceback__)
+              if f.filename == str(path)]
+    assert [(f.lineno, f.line) for f in frames] == [(print_line, 'print("shape", x.shape)')]
+    if hasattr(frames[0], "colno"):  # 3.11+: the caret range is x.shape in the original line
+        original = path.read_text().splitlines()[print_line - 1]
+        assert original[frames[0].colno:frames[0].end_colno] == "x.shape"
+    assert inspect.getsource(mod.boom) == 'def boom():\n    raise ValueError("boom")\n'
+    assert mod.Net.forward.__code__.co_firstlineno == _line_of(path, "def forward")
+
+
+def _statements(tree):
+    import ast
+
+    return [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
+
+
+def test_remapped_positions_match_the_original_statements():
+    """Every fixture the rules mend: the code compiles (positions valid), every
+    statement the fixes did not touch keeps its original line range, and
+    every position lies inside the original file."""
+    import ast
+
+    checked = 0
+    for path in sorted(FIXTURES.rglob("*.py")):
+        if path.name.endswith(".fixed.py"):
+            continue
+        data = path.read_bytes()
+        try:
+            result = graphmend.fix_source(data, path=str(path))
+        except SyntaxError:
+            continue
+        if result.status != "fixed":
+            continue
+        hook.compile_mended(data, result.source, str(path))
+        original, mended = hook._lines(data), hook._lines(result.source)
+        _, how = hook._line_map(original, mended)
+        tree = ast.parse(result.source)
+        untouched = [n for n in _statements(tree)
+                     if how[n.lineno] == hook._SAME and how[n.end_lineno] == hook._SAME]
+        hook._remap_positions(tree, original, mended)
+        expected = {(type(n).__name__, n.lineno, n.end_lineno)
+                    for n in _statements(ast.parse(data))}
+        for n in untouched:
+            assert (type(n).__name__, n.lineno, n.end_lineno) in expected, (path, n.lineno)
+        for n in ast.walk(tree):
+            if "lineno" in n._attributes:
+                assert 1 <= n.lineno <= n.end_lineno <= len(original), (path, n.lineno)
+        checked += 1
+    assert checked >= 10
+
+
+def test_skip_file_marker_loads_module_unmodified(pkg):
+    finder = graphmend.install([pkg.name], cache_dir=pkg.cache)
+    mod = _import(f"{pkg.name}.skipped")
+    assert not hasattr(mod, "__graphmend_mended__")
+    assert "_graphmend_rt" not in vars(mod)
+    assert finder.stats["skipped"] == 1
+    assert hook.SKIP_FILE_MARKER in (pkg.dir / "skipped.py").read_text()
+
+
+def test_syntax_error_propagates_as_without_the_hook(pkg):
+    path = pkg.dir / "broken.py"
+    with pytest.raises(SyntaxError) as plain:
+        compile(path.read_bytes(), str(path), "exec")
+    graphmend.install([pkg.name], cache_dir=pkg.cache)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(SyntaxError) as info:
+            _import(f"{pkg.name}.broken")
+        assert _import(f"{pkg.name}.light").__graphmend_mended__  # others unaffected
+    assert (info.value.filename, info.value.lineno, info.value.msg) == \
+        (plain.value.filename, plain.value.lineno, plain.value.msg)
+    # CPython's own error says it all; no graphmend warning on top of it.
+    assert not [w for w in caught if issubclass(w.category, hook.HookWarning)]
+
+
+def test_mend_failure_loads_unmodified_with_one_warning(pkg, monkeypatch):
+    def broken_mend(self, source, path):
+        raise RuntimeError("engine exploded")
+
+    monkeypatch.setattr(hook.GraphmendFinder, "mend", broken_mend)
+    finder = graphmend.install([pkg.name], cache_dir=pkg.cache)
+    with pytest.warns(hook.HookWarning) as caught:
+        mod = _import(f"{pkg.name}.light")
+    messages = [str(w.message) for w in caught if issubclass(w.category, hook.HookWarning)]
+    assert len(messages) == 2  # the package's __init__, then light: one each
+    assert f"mend {pkg.name}.light (" in messages[1]
+    assert "RuntimeError: engine exploded" in messages[1]
+    assert not hasattr(mod, "__graphmend_mended__")
+    assert mod.Net()(1) == 2
+    assert finder.stats["failed"] == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", hook.HookWarning)
+        importlib.reload(mod)  # the same failure is not reported twice
+
+
+def test_already_imported_package_warns_once(pkg):
+    _import(f"{pkg.name}.light")
+    with pytest.warns(hook.HookWarning, match=f"'{pkg.name}' was already imported"):
+        graphmend.install([pkg.name], cache_dir=pkg.cache)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", hook.HookWarning)
+        graphmend.install([pkg.name], cache_dir=pkg.cache, unsafe=True)  # replaced, no warning
+        # modules the hook itself loaded do not count as "imported before"
+        other = _unique()
+        make_package(pkg.root, other)
+        try:
+            graphmend.install([other], cache_dir=pkg.cache)
+            _import(f"{other}.light")
+            graphmend.install([other], cache_dir=pkg.cache, unsafe=True)
+        finally:
+            hook.uninstall()
+            _forget(other)
+
+
+def test_install_idempotent_uninstall_reload_and_module_attributes(pkg):
+    first = graphmend.install([pkg.name], cache_dir=pkg.cache)
+    assert graphmend.install([pkg.name], cache_dir=pkg.cache) is first
+    assert sum(isinstance(f, hook.GraphmendFinder) for f in sys.meta_path) == 1
+    assert sys.meta_path[0] is first
+
+    package = _import(pkg.name)
+    assert package.__path__ == [str(pkg.dir)]
+    assert package.__file__ == str(pkg.dir / "__init__.py")
+    deep = _import(f"{pkg.name}.sub.deep")
+    assert deep.__graphmend_mended__
+    assert deep.__file__ == deep.__spec__.origin == str(pkg.dir / "sub" / "deep.py")
+    assert deep.__cached__ == deep.__spec__.cached
+    assert pathlib.Path(deep.__cached__).parent == pkg.cache and os.path.isfile(deep.__cached__)
+    # A namespace package is left to the normal machinery; its modules are mended.
+    ns = _import(f"{pkg.name}.ns")
+    assert ns.__spec__.origin in (None, "namespace") and list(ns.__path__) == [str(pkg.dir / "ns")]
+    assert _import(f"{pkg.name}.ns.inner").__graphmend_mended__
+
+    light = _import(f"{pkg.name}.light")
+    assert light.__graphmend_mended__
+    assert importlib.reload(light) is light and light.__graphmend_mended__
+    assert hook.uninstall() is True
+    assert hook.uninstall() is False
+    importlib.reload(light)  # the file as it is (reload keeps old globals, as always)
+    assert "_graphmend_rt" not in light.Net.forward.__code__.co_names
+    assert light.__cached__ == importlib.util.cache_from_source(light.__file__)
+    with pytest.warns(hook.HookWarning, match="already imported"), graphmend_installed(pkg):
+        importlib.reload(light)
+        assert "_graphmend_rt" in light.Net.forward.__code__.co_names
+        assert light.__cached__ == light.__spec__.cached != \
+            importlib.util.cache_from_source(light.__file__)
+
+
+@contextlib.contextmanager
+def graphmend_installed(pkg):
+    graphmend.install([pkg.name], cache_dir=pkg.cache)
+    try:
+        yield
+    finally:
+        hook.uninstall()
+
+
+def test_cache_key_source_and_configuration(pkg):
+    finder = graphmend.install([pkg.name], cache_dir=pkg.cache)
+    _import(f"{pkg.name}.light")
+    assert (finder.stats["mended"], finder.stats["cache_write"]) == (1, 2)  # + the __init__
+    files = sorted(p.name for p in pkg.cache.iterdir())
+    assert len(files) == 2 and not [p for p in pkg.cache.iterdir() if p.suffix == ".tmp"]
+
+    def again(**kwargs):
+        hook.uninstall()
+        _forget(pkg.name)
+        f = graphmend.install([pkg.name], cache_dir=pkg.cache, **kwargs)
+        _import(f"{pkg.name}.light")
+        return f
+
+    f = again(unsafe=True)  # another configuration: another key
+    assert f.stats["mended"] == 1 and f.stats["cache_hit"] == 0
+    f = again(unsafe=True)
+    assert f.stats["mended"] == 0 and f.stats["cache_hit"] == 2
+    with open(pkg.dir / "light.py", "a") as handle:  # another source: another key
+        handle.write("# edited\n")
+    f = again(unsafe=True)
+    assert f.stats["mended"] == 1 and f.stats["cache_hit"] == 1
+    f = again(select="GM203")  # nothing to mend in light.py with GM203 alone
+    assert f.stats["unchanged"] == 2 and not hasattr(sys.modules[f"{pkg.name}.light"],
+                                                     "__graphmend_mended__")
+
+
+def test_rejects_bad_arguments():
+    with pytest.raises(ValueError):
+        graphmend.install([])
+    with pytest.raises(ValueError):
+        graphmend.install(["graphmend"])
+    with pytest.raises(ValueError):
+        graphmend.install(["not-a-name"])
+    with pytest.raises(ValueError):
+        graphmend.install(["json"], select="XYZ")
+    assert hook.installed() is None
+
+
+# --------------------------------------------------------------------------
+# fresh interpreters: the cache on disk
+
+
+def _proc(args, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(args, check=False, capture_output=True, text=True, **kwargs)
+
+
+def _env(**extra) -> dict:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("GRAPHMEND_PACKAGES", None)
+    env.update(extra)
+    return env
+
+
+CHILD = '''\
+import importlib, json, os, sys
+sys.path[:0] = [{stubs!r}, {root!r}]
+import graphmend
+finder = graphmend.install([{name!r}])
+out = {{}}
+for step in {steps!r}:
+    if step[0] == "xdg":
+        os.environ["XDG_CACHE_HOME"] = step[1]
+        continue
+    mod = importlib.import_module({name!r} + "." + step[1])
+    out[step[1]] = {{"mended": getattr(mod, "__graphmend_mended__", False),
+                    "cached": mod.__cached__, "value": mod.Net()(1)}}
+out["stats"] = dict(finder.stats)
+print(json.dumps(out))
+'''
+
+
+def _child(tmp_path, root, name, steps, **env):
+    stubs = tmp_path / "stubs"
+    if not stubs.exists():
+        _write(stubs, STUB_TORCH)
+    script = CHILD.format(stubs=str(stubs), root=str(root), name=name, steps=steps)
+    proc = _proc([sys.executable, "-c", script], env=_env(**env), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "Warning" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def _graphmend_caches(*roots) -> list[pathlib.Path]:
+    return sorted(p for root in roots for p in pathlib.Path(root).rglob("*graphmend-*.pyc"))
+
+
+def test_cache_written_next_to_source_and_reused_by_a_fresh_process(tmp_path):
+    name = _unique()
+    root = tmp_path / "src"
+    directory = make_package(root, name)
+    xdg = tmp_path / "xdg"
+    first = _child(tmp_path, root, name, [("import", "light")], XDG_CACHE_HOME=str(xdg))
+    assert first["light"]["mended"] and first["light"]["value"] == 2
+    cached = pathlib.Path(first["light"]["cached"])
+    assert cached.parent == directory / "__pycache__" and cached.is_file()
+    assert cached.name.startswith("light.") and "graphmend-" in cached.name
+    assert first["stats"]["mended"] == 1 and first["stats"]["cache_write"] == 2
+    stamp = cached.stat().st_mtime_ns
+
+    second = _child(tmp_path, root, name, [("import", "light")], XDG_CACHE_HOME=str(xdg))
+    assert second["light"]["mended"] and second["light"]["cached"] == str(cached)
+    assert second["stats"] == {"cache_hit": 2}
+    assert cached.stat().st_mtime_ns == stamp
+    assert not xdg.exists()
+
+
+def test_no_cache_with_pythondontwritebytecode(tmp_path):
+    name = _unique()
+    root = tmp_path / "src"
+    make_package(root, name)
+    xdg = tmp_path / "xdg"
+    out = _child(tmp_path, root, name, [("import", "light")], XDG_CACHE_HOME=str(xdg),
+                 PYTHONDONTWRITEBYTECODE="1")
+    assert out["light"]["mended"] and out["light"]["value"] == 2
+    assert "cache_write" not in out["stats"]
+    assert _graphmend_caches(root, tmp_path) == []
+
+
+def test_read_only_source_directory_falls_back_or_skips(tmp_path):
+    name = _unique()
+    root = tmp_path / "src"
+    directory = make_package(root, name)
+    # __pycache__ cannot be created: a plain file is in the way (this also
+    # holds for root, whom permissions do not stop) ...
+    (directory / "__pycache__").write_text("")
+    read_only = hasattr(os, "geteuid") and os.geteuid() != 0
+    if read_only:  # ... and, where it means something, a read-only directory
+        directory.chmod(0o555)
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    xdg = tmp_path / "xdg"
+    try:
+        out = _child(tmp_path, root, name, [
+            ("xdg", str(blocked / "no")), ("import", "light"),  # no cache anywhere
+            ("xdg", str(xdg)), ("import", "light2")],  # the user cache directory
+            XDG_CACHE_HOME=str(xdg))
+    finally:
+        directory.chmod(0o755)
+    assert out["light"]["mended"] and out["light2"]["mended"]
+    assert out["light"]["value"] == out["light2"]["value"] == 2
+    assert _graphmend_caches(directory) == []
+    in_xdg = _graphmend_caches(xdg)
+    assert [p.name.split(".")[:2] for p in in_xdg] == [[name, "light2"]]
+    assert in_xdg[0].parent == xdg / "graphmend"
+    assert out["stats"]["cache_write"] == 1 and out["stats"]["mended"] == 2
+
+
+# --------------------------------------------------------------------------
+# graphmend run
+
+
+RUN_SCRIPT = '''\
+import sys
+import {name}.light as light
+
+print("mended", light.__graphmend_mended__,
+      "rt", "_graphmend_rt" in light.Net.forward.__code__.co_names,
+      "argv", sys.argv[1:], "name", __name__, "path0", sys.path[0])
+sys.exit(int(sys.argv[1]) + light.Net()(1))
+'''
+
+
+def _graphmend_exe() -> str | None:
+    exe = shutil.which("graphmend", path=os.path.dirname(sys.executable))
+    return exe
+
+
+def test_graphmend_run_script_and_exit_code(tmp_path):
+    exe = _graphmend_exe()
+    if exe is None:
+        pytest.skip("the graphmend console script is not installed next to this Python")
+    name = _unique()
+    root = tmp_path / "src"
+    make_package(root, name)
+    script = root / "main.py"
+    script.write_text(RUN_SCRIPT.format(name=name))
+    _write(tmp_path / "stubs", STUB_TORCH)
+    proc = _proc([exe, "run", "--package", name, str(script), "5", "--flag"],
+                 timeout=120, cwd=str(tmp_path), env=_env(PYTHONPATH=str(tmp_path / "stubs")))
+    assert proc.returncode == 7, proc.stderr
+    assert f"mended True rt True argv ['5', '--flag'] name __main__ path0 {root}" in proc.stdout
+    assert proc.stdout.endswith("light 1\n")  # the mended print, run eagerly
+
+    # An uncaught exception: Python's traceback (no graphmend frames), status 1.
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    raise KeyError('nope')\n\n\nf()\n")
+    proc = _proc([exe, "run", str(bad)], env=_env(), timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("Traceback") and "KeyError: 'nope'" in proc.stderr
+    assert "runpy" not in proc.stderr and "cli.py" not in proc.stderr
+    assert f'File "{bad}", line 2, in f' in proc.stderr
+
+
+def test_python_m_graphmend_run_module_with_env_packages(tmp_path):
+    name = _unique()
+    root = tmp_path / "src"
+    make_package(root, name)
+    _write(tmp_path / "stubs", STUB_TORCH)
+    (root / "mainmod.py").write_text(RUN_SCRIPT.format(name=name))
+    proc = _proc([sys.executable, "-m", "graphmend", "run", "-m", "mainmod", "3"],
+                 cwd=str(root), timeout=120,
+                 env=_env(GRAPHMEND_PACKAGES=f"{name},not_imported_anywhere",
+                          PYTHONPATH=str(tmp_path / "stubs")))
+    assert proc.returncode == 5, proc.stderr
+    assert f"mended True rt True argv ['3'] name __main__ path0 {root}" in proc.stdout
+
+    usage = _proc([sys.executable, "-m", "graphmend", "run", "--bogus", "x.py"],
+                  timeout=60, env=_env())
+    assert usage.returncode == 2 and "unknown option '--bogus'" in usage.stderr
+    missing = _proc([sys.executable, "-m", "graphmend", "run", "nowhere.py"],
+                    timeout=60, env=_env())
+    assert missing.returncode == 2 and "can't open file" in missing.stderr
+
+
+# --------------------------------------------------------------------------
+# the real transformers
+
+
+BART = '''\
+import importlib.util, json, os, sys
+os.environ["HF_HUB_OFFLINE"] = "1"
+import graphmend
+finder = graphmend.install(["transformers"], cache_dir=sys.argv[1])
+import torch
+import transformers.models.bart.modeling_bart as mb
+from graphmend.judge import explain_with_output
+
+# The same file loaded without the hook, beside it in its package (so its
+# relative imports resolve), as the baseline.
+spec = importlib.util.spec_from_file_location("transformers.models.bart._plain_bart", mb.__file__)
+plain = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = plain
+spec.loader.exec_module(plain)
+
+config = mb.BartConfig(vocab_size=64, d_model=16, encoder_layers=1, decoder_layers=1,
+                       encoder_attention_heads=2, decoder_attention_heads=2,
+                       encoder_ffn_dim=16, decoder_ffn_dim=16, max_position_embeddings=32)
+ids = torch.randint(3, 64, (1, 8), generator=torch.Generator().manual_seed(1))
+out = {"has_rt": b"_graphmend_rt" in mb.__loader__.get_mended_source(), "file": mb.__file__}
+for name, module in (("hooked", mb), ("plain", plain)):
+    torch.manual_seed(0)
+    model = module.BartForConditionalGeneration(config).eval()
+    # labels with use_cache: BART logs a warning in forward (a graph break unmended)
+    report, res = explain_with_output(model, ids, labels=ids, use_cache=True)
+    out[name] = {"mended": getattr(module, "__graphmend_mended__", False),
+                 "graphs": report.graphs, "breaks": report.break_events,
+                 "sites": [s for r in report.reasons for s in r.sites],
+                 "loss": float(res.loss.detach())}
+out["stats"] = dict(finder.stats)
+print(json.dumps(out))
+'''
+
+
+def test_hooking_the_installed_transformers(tmp_path):
+    pytest.importorskip("torch")
+    if importlib.util.find_spec("transformers") is None:
+        pytest.skip("transformers is not installed")
+    script = tmp_path / "bart.py"
+    script.write_text(BART)
+    proc = _proc([sys.executable, str(script), str(tmp_path / "c")],
+                 timeout=300, env=_env(HF_HUB_OFFLINE="1"))
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.splitlines()[-1])
+    plain, hooked = got["plain"], got["hooked"]
+    assert hooked["mended"] and got["has_rt"] and not plain["mended"]
+    assert got["stats"]["mended"] >= 1 and got["stats"].get("failed", 0) == 0
+    assert plain["breaks"] >= 1
+    assert [s for s in plain["sites"] if s.startswith(got["file"] + ":")]
+    assert hooked["breaks"] < plain["breaks"]
+    assert not [s for s in hooked["sites"] if s.startswith(got["file"] + ":")]
+    assert hooked["graphs"] <= plain["graphs"]
+    assert hooked["loss"] == pytest.approx(plain["loss"], rel=1e-6)
