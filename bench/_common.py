@@ -42,9 +42,59 @@ def set_offline_env(env: Optional[dict] = None) -> dict:
 
 
 def ensure_graphmend_importable() -> None:
-    """Make ``import graphmend`` work from the source tree in any interpreter."""
-    if PYDIR not in sys.path:
+    """Make ``import graphmend`` work in any interpreter: a graphmend already
+    importable (installed, with its compiled extension, which the mended
+    arms need) is used as it is; otherwise the source tree (enough for
+    graphmend.judge, which is pure Python)."""
+    import importlib.util
+
+    if importlib.util.find_spec("graphmend") is None and PYDIR not in sys.path:
         sys.path.insert(0, PYDIR)
+
+
+def without_source_tree(env: dict) -> dict:
+    """``env`` with the source tree's python/ removed from PYTHONPATH, so that
+    a child uses the graphmend installed in its interpreter (the source tree
+    has no compiled extension).  Mutates and returns ``env``."""
+    pp = [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+          if p and os.path.abspath(p) != os.path.abspath(PYDIR)]
+    if pp:
+        env["PYTHONPATH"] = os.pathsep.join(pp)
+    else:
+        env.pop("PYTHONPATH", None)
+    return env
+
+
+def core_digest() -> Optional[str]:
+    """First 12 hex digits of the sha256 of the importable graphmend._core
+    extension (it holds every rule): which build of the rules was measured."""
+    import hashlib
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("graphmend._core")
+        if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+            return None
+        with open(spec.origin, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()[:12]
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def git_describe() -> dict:
+    """Commit of the working tree and whether it has uncommitted changes."""
+    import subprocess
+
+    out: dict[str, Any] = {}
+    try:
+        out["commit"] = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True,
+                                       text=True, timeout=30).stdout.strip()
+        st = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "src", "python", "rules"],
+                            capture_output=True, text=True, timeout=30).stdout
+        out["dirty_src_python"] = bool(st.strip())
+    except Exception as e:  # noqa: BLE001
+        out["error"] = short_error(e)
+    return out
 
 
 def versions() -> dict[str, str]:

@@ -14,6 +14,17 @@ interrupted and resumed.  ``--summary`` writes the markdown summary.
   python bench/survey.py                          # everything, eval+train
   python bench/survey.py --only 'Bart|^T5' --modes eval
   python bench/survey.py --summary                # just rewrite the summary
+  python bench/survey.py --mended                 # re-run the breaking classes with graphmend's hook
+
+``--mended`` reads the survey JSONL, takes every (class, mode) that broke,
+and runs it twice more, each phase in its own interpreter: ``original``
+(transformers as installed: the eager outputs, stdout, log records and
+warnings on the recorded input and fresh ones, and the initial state_dict)
+and ``mended`` (``graphmend.install(packages=["transformers"])`` before
+transformers is imported: the same state_dict and inputs, compiled with the
+counting backend and eagerly, compared with the original's eager run; then
+counted the survey's way).  Results go to ``survey_mended.jsonl`` and
+``survey_mended.md``.
 """
 
 from __future__ import annotations
@@ -152,6 +163,391 @@ def measure_class(name: str, modes: list[str], emit: Callable[[dict], None], seq
                 compile_s=round(time.perf_counter() - t0, 3))
             continue
         out(mode, "ok", compile_s=round(time.perf_counter() - t0, 3), **C.summarize_report(rep))
+
+
+# ---------------------------------------------------------- mended re-run
+
+MENDED_OUT = os.path.join(C.RESULTS, "survey_mended.jsonl")
+MENDED_WORK = os.path.join(C.BENCH, ".cache", "survey_mended")
+N_FRESH = 3
+
+
+def is_breaking(r: dict) -> bool:
+    return r.get("status") == "ok" and (r.get("break_events", 0) > 0 or r.get("skipped_frames", 0) > 0)
+
+
+def mended_tasks(src: str, only: list[str]) -> list[tuple[str, list[str]]]:
+    """(class, modes) of every breaking pair in the survey at ``src``."""
+    last: dict[tuple[str, str], dict] = {}
+    for r in C.read_jsonl(src):
+        last[(r.get("class"), r.get("mode"))] = r
+    by_class: dict[str, list[str]] = {}
+    for (c, m), r in sorted(last.items()):
+        if is_breaking(r):
+            by_class.setdefault(c, []).append(m)
+    names = select(sorted(by_class), only)
+    return [(n, sorted(by_class[n])) for n in names]
+
+
+def _install_hook() -> None:
+    if "transformers" in sys.modules:
+        raise RuntimeError("transformers was imported before graphmend's hook")
+    import graphmend
+
+    if not hasattr(graphmend, "install"):
+        raise RuntimeError(f"graphmend at {os.path.dirname(graphmend.__file__)} has no install(); "
+                           "reinstall graphmend in this interpreter (scripts/setup.sh)")
+    graphmend.install(packages=["transformers"])
+
+
+def _pair_path(work: str, name: str, mode: str) -> str:
+    return os.path.join(work, f"{name}.{mode}.pt")
+
+
+def _inputs_for(model: Any, label: Optional[str], batch: int, seq: int) -> tuple[str, list[dict]]:
+    """The recorded input set (by label) for seed 0 and ``N_FRESH`` fresh seeds."""
+    import hfbuild
+    import torch
+
+    variants = hfbuild.input_variants(model, batch=batch, seq=seq, seed=0)
+    if label is None or label not in [v[0] for v in variants]:
+        model.eval()
+        for lab, inp in variants:
+            try:
+                with torch.no_grad():
+                    model(**inp)
+                label = lab
+                break
+            except Exception:  # noqa: BLE001
+                continue
+    out = []
+    for seed in range(N_FRESH + 1):
+        vs = dict(hfbuild.input_variants(model, batch=batch, seq=seq, seed=seed))
+        if label not in vs:
+            raise RuntimeError(f"input set {label!r} missing for seed {seed}")
+        out.append(vs[label])
+    return label, out
+
+
+def mended_phase_child(name: str, modes: list[str], phase: str, work: str, labels: dict, emit: Callable,
+                       seq: int, batch: int) -> None:
+    """One class in one phase (``original`` or ``mended``), every mode."""
+    import torch
+
+    torch.set_num_threads(1)
+    import _equiv as E
+    import hfbuild
+    import transformers
+    from graphmend.judge import explain
+
+    base: dict[str, Any] = {"class": name, "phase": phase}
+    t_start = time.perf_counter()
+
+    def out(mode: str, status: str, **kw: Any) -> None:
+        emit({**base, "mode": mode, "status": status, "wall_s": round(time.perf_counter() - t_start, 3), **kw})
+
+    try:
+        cls = getattr(transformers, name)
+        model, _ = hfbuild.build(cls)
+    except Exception as e:  # noqa: BLE001
+        for m in modes:
+            out(m, "build_error", error=C.short_error(e), error_site=C.error_site(e))
+        return
+    if phase == "original":
+        init_sd = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        try:
+            label, inputs = _inputs_for(model, labels.get(name), batch, seq)
+        except Exception as e:  # noqa: BLE001
+            for m in modes:
+                out(m, "eager_error", stage="inputs", error=C.short_error(e))
+            return
+    for mode in modes:
+        train = mode == "train"
+        ctx = torch.enable_grad if train else torch.no_grad
+        try:
+            if phase == "original":
+                model.load_state_dict(init_sd, strict=True)
+                model.train(train)
+                outs, effects = [], []
+                with ctx():
+                    for x in inputs:
+                        torch.manual_seed(0)
+                        with E.SideEffects() as se:
+                            y = model(**x)
+                        outs.append(E.flatten(y))
+                        effects.append(se.record())
+                torch.save({"state_dict": init_sd, "inputs": inputs, "label": label, "outputs": outs,
+                            "effects": effects}, _pair_path(work, name, mode))
+                out(mode, "ok", inputs=label, side_effect_events=sum(len(e["events"]) for e in effects))
+                continue
+            ref = torch.load(_pair_path(work, name, mode), weights_only=False)
+        except Exception as e:  # noqa: BLE001
+            out(mode, "eager_error", stage=f"{phase}-eager", error=C.short_error(e), error_site=C.error_site(e))
+            continue
+        # mended: compiled (counting backend) from this fresh child, eager, then counted
+        inputs = ref["inputs"]
+        stage = "load"
+        try:
+            model.load_state_dict(ref["state_dict"], strict=True)
+            model.train(train)
+
+            def counting_backend(gm: Any, example_inputs: Any) -> Any:
+                return gm.forward
+
+            stage = "compiled"
+            torch._dynamo.reset()
+            compiled = torch.compile(model, backend=counting_backend, fullgraph=False)
+            cmp_c, effects = [], []
+            with ctx():
+                for i, x in enumerate(inputs):
+                    torch.manual_seed(0)
+                    with E.SideEffects() as se:
+                        y = compiled(**x)
+                    cmp_c.append(E.compare(ref["outputs"][i], E.flatten(y)))
+                    effects.append(se.record())
+            torch._dynamo.reset()
+            stage = "eager"
+            model.load_state_dict(ref["state_dict"], strict=True)
+            cmp_e = []
+            with ctx():
+                for i, x in enumerate(inputs):
+                    torch.manual_seed(0)
+                    cmp_e.append(E.compare(ref["outputs"][i], E.flatten(model(**x))))
+            se_cmp = E.compare_side_effects(ref["effects"], effects)
+            stage = "count"
+            model.load_state_dict(ref["state_dict"], strict=True)
+            t0 = time.perf_counter()
+            with ctx():
+                if train:  # the survey's protocol: one eager forward first
+                    torch.manual_seed(0)
+                    model(**inputs[0])
+                torch.manual_seed(0)
+                rep = explain(model, **inputs[0])
+            outputs = {
+                "identical": all(c["identical"] for c in cmp_c + cmp_e) and se_cmp["identical"],
+                "compiled_vs_original_eager": _merge_cmp(cmp_c),
+                "eager_vs_original_eager": _merge_cmp(cmp_e),
+                "side_effects": se_cmp,
+                "inputs": len(inputs),
+            }
+            out(mode, "ok", inputs=ref["label"], compile_s=round(time.perf_counter() - t0, 3), outputs=outputs,
+                **C.summarize_report(rep))
+        except Exception as e:  # noqa: BLE001
+            out(mode, "compile_error" if stage in ("compiled", "count") else "eager_error", stage=f"mended-{stage}",
+                error=C.short_error(e), error_site=C.error_site(e))
+
+
+def _merge_cmp(cmps: list[dict]) -> dict:
+    return {
+        "identical": all(c["identical"] for c in cmps),
+        "bitwise": all(c["bitwise"] for c in cmps),
+        "max_abs_diff": max((c["max_abs_diff"] for c in cmps), default=0.0),
+        "mismatches": [f"input {i}: {m}" for i, c in enumerate(cmps) for m in c["mismatches"]][:6],
+    }
+
+
+def run_mended_phase(args: argparse.Namespace) -> int:
+    """In its own interpreter: one phase over the tasks (from --tasks-file)."""
+    with open(args.tasks_file, encoding="utf-8") as f:
+        spec = json.load(f)
+    phase = args._mended_phase
+    if phase == "mended":
+        _install_hook()
+    preload(warm=not args.no_warm)
+    import _equiv  # noqa: F401
+    tasks = ((n, (lambda emit, n=n, ms=ms: mended_phase_child(n, ms, phase, spec["work"], spec["labels"], emit,
+                                                                args.seq, args.batch)), args.timeout)
+             for n, ms in spec["tasks"])
+    out_path = spec["out"]
+    for t in C.run_pool(tasks, jobs=args.jobs, quiet=not args.verbose):
+        recs = [r for r in t.records if "_child_error" not in r]
+        child_err = next((r for r in t.records if "_child_error" in r), None)
+        got = {r["mode"] for r in recs}
+        for m in dict(spec["tasks"])[t.key]:
+            if m not in got:
+                status = "timeout" if t.failure == "timeout" else "crash"
+                rec = {"class": t.key, "mode": m, "phase": phase, "status": status,
+                       "error": t.failure or (child_err or {}).get("_child_error")}
+                if child_err:
+                    rec["traceback"] = child_err.get("_traceback", "")[-2000:]
+                recs.append(rec)
+        C.append_jsonl(out_path, recs)
+        print(f"survey --mended [{phase}] {t.key}: " + ", ".join(f"{r['mode']} {r['status']}" for r in recs),
+              file=sys.stderr, flush=True)
+    return 0
+
+
+def run_mended(args: argparse.Namespace) -> int:
+    """Driver of --mended: both phases in fresh interpreters, then the merge."""
+    import subprocess
+
+    src = args.mended_from
+    tasks = mended_tasks(src, args.only)
+    if args.limit:
+        tasks = tasks[: args.limit]
+    prev = {(r.get("class"), r.get("mode")): r for r in C.read_jsonl(src)}
+    labels = {c: prev[(c, ms[0])].get("inputs") for c, ms in tasks}
+    work = args.work or MENDED_WORK
+    os.makedirs(work, exist_ok=True)
+    t_start = time.time()
+    print(f"survey --mended: {len(tasks)} breaking classes ({sum(len(m) for _, m in tasks)} class x mode) from "
+          f"{src}, jobs={args.jobs} -> {args.mended_out}", file=sys.stderr, flush=True)
+    phase_recs: dict[str, dict] = {}
+    env = C.without_source_tree(C.set_offline_env(dict(os.environ)))
+    for phase in ("original", "mended"):
+        todo = tasks
+        if phase == "mended":  # only what the original phase could run
+            okp = {(r["class"], r["mode"]) for r in phase_recs["original"].values() if r.get("status") == "ok"}
+            todo = [(c, [m for m in ms if (c, m) in okp]) for c, ms in tasks]
+            todo = [(c, ms) for c, ms in todo if ms]
+        raw = os.path.join(work, f"{phase}.jsonl")
+        if os.path.exists(raw):
+            os.remove(raw)
+        spec_path = os.path.join(work, f"{phase}.tasks.json")
+        with open(spec_path, "w", encoding="utf-8") as f:
+            json.dump({"tasks": todo, "labels": labels, "work": work, "out": raw}, f)
+        cmd = [sys.executable, os.path.abspath(__file__), "--_mended-phase", phase, "--tasks-file", spec_path,
+               "--jobs", str(args.jobs), "--timeout", str(args.timeout), "--seq", str(args.seq),
+               "--batch", str(args.batch)] + (["--no-warm"] if args.no_warm else []) \
+            + (["-v"] if args.verbose else [])
+        rc = subprocess.run(cmd, env=env, cwd=C.REPO).returncode
+        if rc != 0:
+            print(f"survey --mended: the {phase} phase exited {rc}", file=sys.stderr)
+        phase_recs[phase] = {(r["class"], r["mode"]): r for r in C.read_jsonl(raw)}
+    merged = []
+    for c, ms in tasks:
+        for m in ms:
+            merged.append(merge_mended(prev[(c, m)], phase_recs["original"].get((c, m)),
+                                       phase_recs["mended"].get((c, m))))
+    if os.path.exists(args.mended_out):
+        os.remove(args.mended_out)
+    C.append_jsonl(args.mended_out, merged)
+    versions = {}
+    try:
+        r = subprocess.run([sys.executable, "-c", "import json,sys; sys.path.insert(0, %r); import _common as C; "
+                            "print(json.dumps(dict(C.versions(), graphmend_core=C.core_digest())))" % C.BENCH],
+                           capture_output=True, text=True, env=env)
+        versions = json.loads(r.stdout.strip().splitlines()[-1])
+    except Exception:  # noqa: BLE001
+        pass
+    meta = {"source": os.path.relpath(src, C.REPO), "argv": sys.argv[1:], "started": time.strftime(
+        "%Y-%m-%dT%H:%M:%S", time.localtime(t_start)), "wall_s": round(time.time() - t_start, 1),
+        "jobs": args.jobs, "timeout_s": args.timeout, "versions": versions, "graphmend_commit": C.git_describe(),
+        "fresh_inputs": N_FRESH}
+    md = os.path.splitext(args.mended_out)[0] + ".md"
+    write_mended_summary(merged, md, meta)
+    print(f"survey --mended: done in {meta['wall_s']} s -> {args.mended_out}, {md}", file=sys.stderr)
+    if not args.keep_work:
+        import shutil
+
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def _counts(r: Optional[dict]) -> dict:
+    if not r or r.get("status") != "ok":
+        return {}
+    return {"graphs": r.get("graphs"), "break_events": r.get("break_events"),
+            "skipped_frames": r.get("skipped_frames"), "fully_traced": r.get("fully_traced"),
+            "break_types": sorted({x.get("gb_type") or x.get("reason") for x in r.get("reasons", [])})}
+
+
+def merge_mended(before: dict, orig: Optional[dict], mended: Optional[dict]) -> dict:
+    rec: dict[str, Any] = {"class": before.get("class"), "mode": before.get("mode"), "module": before.get("module"),
+                           "inputs": before.get("inputs"), "before": _counts(before)}
+    if orig is None or orig.get("status") != "ok":
+        rec["status"] = (orig or {}).get("status", "missing")
+        rec["stage"] = "original"
+        rec["error"] = (orig or {}).get("error")
+    elif mended is None or mended.get("status") != "ok":
+        rec["status"] = (mended or {}).get("status", "missing")
+        rec["stage"] = (mended or {}).get("stage", "mended")
+        rec["error"] = (mended or {}).get("error")
+        rec["error_site"] = (mended or {}).get("error_site")
+    else:
+        rec["status"] = "ok"
+        rec["after"] = _counts(mended)
+        rec["outputs"] = mended.get("outputs")
+        rec["reasons_after"] = mended.get("reasons", [])
+        rec["skipped_after"] = mended.get("skipped", [])
+        rec["compile_s"] = mended.get("compile_s")
+    b, a = rec["before"], rec.get("after") or {}
+    regress = []
+    if rec["status"] != "ok":
+        regress.append(f"newly errors: {rec['status']}: {rec.get('error')}")
+    else:
+        if (a.get("break_events") or 0) > (b.get("break_events") or 0):
+            regress.append(f"more break events: {b.get('break_events')} -> {a.get('break_events')}")
+        if (a.get("skipped_frames") or 0) > (b.get("skipped_frames") or 0):
+            regress.append(f"more skipped frames: {b.get('skipped_frames')} -> {a.get('skipped_frames')}")
+        if not (rec.get("outputs") or {}).get("identical"):
+            regress.append("outputs or side effects differ")
+    rec["regressions"] = regress
+    return rec
+
+
+def write_mended_summary(recs: list[dict], md: str, meta: dict) -> dict:
+    modes = sorted({r["mode"] for r in recs})
+    s: dict[str, Any] = {"meta": meta, "modes": {}}
+    lines = ["# Survey, mended: the breaking classes again with graphmend's import hook", "",
+             f"Source: `{meta.get('source')}` (every class x mode that broke: a break event or a skipped frame). "
+             f"Versions: {', '.join(f'{k} {v}' for k, v in (meta.get('versions') or {}).items() if k != 'platform')}. "
+             f"graphmend at commit {str((meta.get('graphmend_commit') or {}).get('commit', '?'))[:10]}"
+             + (" with uncommitted changes in src/ or python/" if (meta.get('graphmend_commit') or {}).get(
+                 "dirty_src_python") else "") + f". Wall time {meta.get('wall_s')} s.", "",
+             "Each pair runs in two fresh interpreters: the original (eager outputs, stdout, log records and "
+             f"warnings on the recorded input and {meta.get('fresh_inputs')} fresh ones, initial state_dict) and "
+             "the mended one (`graphmend.install(packages=['transformers'])` first; the same weights and inputs, "
+             "compiled with the counting backend and eagerly, `torch.manual_seed(0)` before every call; then counted "
+             "as the survey counts). A regression is a pair whose break events or skipped frames grew, whose "
+             "outputs or side effects differ from the original's eager run, or that newly errors.", ""]
+    lines += ["| mode | pairs | ran | break-free after | breaks before | breaks after | removed | skipped frames "
+              "before > after | outputs identical | regressions |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for m in modes:
+        rs = [r for r in recs if r["mode"] == m]
+        ok = [r for r in rs if r["status"] == "ok"]
+        bb = sum(r["before"].get("break_events") or 0 for r in ok)
+        ba = sum(r["after"].get("break_events") or 0 for r in ok)
+        sb = sum(r["before"].get("skipped_frames") or 0 for r in ok)
+        sa = sum(r["after"].get("skipped_frames") or 0 for r in ok)
+        free = [r for r in ok if r["after"].get("fully_traced")]
+        ident = [r for r in ok if (r.get("outputs") or {}).get("identical")]
+        reg = [r for r in rs if r["regressions"]]
+        s["modes"][m] = {"pairs": len(rs), "ran": len(ok), "break_free_after": len(free), "breaks_before": bb,
+                         "breaks_after": ba, "skipped_before": sb, "skipped_after": sa,
+                         "outputs_identical": len(ident), "regressions": len(reg),
+                         "break_free_classes": [r["class"] for r in free]}
+        pct = f" ({100 * (bb - ba) / bb:.0f}%)" if bb else ""
+        lines.append(f"| {m} | {len(rs)} | {len(ok)} | {len(free)} | {bb} | {ba} | {bb - ba}{pct} | {sb} > {sa} | "
+                     f"{len(ident)} | {len(reg)} |")
+    lines += ["", "## Per class", "", "| class | mode | breaks before > after | graphs | skipped | outputs | "
+              "break types left | status |", "|---|---|---|---|---|---|---|---|"]
+    for r in sorted(recs, key=lambda r: (r["mode"], r["class"])):
+        b, a = r["before"], r.get("after") or {}
+        o = r.get("outputs") or {}
+        outs = "-" if not o else ("identical" if o.get("identical") else "DIFFER")
+        if o and o.get("identical") and not (o.get("compiled_vs_original_eager") or {}).get("bitwise"):
+            outs = "identical (within tol)"
+        st = r["status"] if not r["regressions"] else "REGRESSION: " + "; ".join(r["regressions"])
+        lines.append(f"| {r['class']} | {r['mode']} | {b.get('break_events')} > {a.get('break_events', '-')} | "
+                     f"{b.get('graphs')} > {a.get('graphs', '-')} | {b.get('skipped_frames')} > "
+                     f"{a.get('skipped_frames', '-')} | {outs} | {', '.join(a.get('break_types') or []) or '-'} | "
+                     f"{st} |")
+    regs = [r for r in recs if r["regressions"]]
+    if regs:
+        lines += ["", "## Regressions", ""]
+        for r in regs:
+            o = r.get("outputs") or {}
+            detail = (o.get("compiled_vs_original_eager") or {}).get("mismatches", []) + \
+                (o.get("eager_vs_original_eager") or {}).get("mismatches", []) + \
+                (o.get("side_effects") or {}).get("diffs", [])
+            lines.append(f"- {r['class']} ({r['mode']}): {'; '.join(r['regressions'])}"
+                         + (f" — {'; '.join(str(d) for d in detail[:3])}" if detail else "")
+                         + (f" at {r.get('error_site')}" if r.get("error_site") else ""))
+    with open(md, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    _write_json(os.path.splitext(md)[0] + ".summary.json", s)
+    return s
 
 
 # -------------------------------------------------------------- the driver
@@ -314,7 +710,20 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--no-summary", action="store_true", help="do not write the summary after the run")
     p.add_argument("--no-warm", action="store_true", help="skip the warm-up compile in the driver")
     p.add_argument("-v", "--verbose", action="store_true", help="let children print")
+    p.add_argument("--mended", action="store_true", help="re-run the breaking (class, mode) pairs of the survey "
+                   "with graphmend's import hook: counts before/after, outputs vs the original eager run")
+    p.add_argument("--mended-from", default=DEFAULT_OUT, help="survey JSONL to take the breaking pairs from")
+    p.add_argument("--mended-out", default=MENDED_OUT, help="JSONL of the mended re-run (rewritten; the "
+                   "markdown summary goes beside it)")
+    p.add_argument("--work", default=None, help="scratch directory for --mended (default bench/.cache/survey_mended)")
+    p.add_argument("--keep-work", action="store_true", help="keep the scratch data of --mended")
+    p.add_argument("--_mended-phase", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--tasks-file", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args._mended_phase:
+        return run_mended_phase(args)
+    if args.mended:
+        return run_mended(args)
     bad = [m for m in args.modes if m not in ("eval", "train")]
     if bad:
         p.error(f"unknown mode(s) {bad}; use eval,train")

@@ -56,5 +56,23 @@ if [ "$want_bench" = 1 ] && [ -f requirements/bench-tf452.txt ]; then
     "$python" -m venv .venv-tf452
   fi
   .venv-tf452/bin/python -m pip install -q --disable-pip-version-check -r requirements/bench-tf452.txt
+  # graphmend itself (its import hook mends transformers in the "mended" arm
+  # of bench/table2.py): the wheel built by .venv's toolchain when both
+  # interpreters share a CPython tag (the same build directory, so this is
+  # incremental), else a build with .venv-tf452's own build requirements.
+  log "installing graphmend into .venv-tf452"
+  tag_main=$(.venv/bin/python -c 'import sys; print(sys.implementation.cache_tag)')
+  tag_bench=$(.venv-tf452/bin/python -c 'import sys; print(sys.implementation.cache_tag)')
+  if [ "$tag_main" = "$tag_bench" ]; then
+    rm -rf build/wheels-tf452
+    .venv/bin/python -m pip wheel -q --disable-pip-version-check --no-build-isolation --no-deps . \
+      -w build/wheels-tf452
+    .venv-tf452/bin/python -m pip install -q --disable-pip-version-check --no-deps --force-reinstall \
+      build/wheels-tf452/graphmend-*.whl
+  else
+    .venv-tf452/bin/python -m pip install -q --disable-pip-version-check \
+      "scikit-build-core>=0.10" "nanobind>=2.0" "cmake>=3.20" ninja
+    .venv-tf452/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
+  fi
 fi
 log "done: .venv/bin/graphmend is ready"

@@ -1,0 +1,121 @@
+#!/usr/bin/env python
+"""Plot Table 2 before/after: break events per model (grouped bars, with the
+paper's counts as markers) and the cold-start and steady-state speedups
+(original / mended) with their noise bands.
+
+  python bench/plot.py [bench/results/table2_mended.json] [-o bench/results/table2.png]
+
+Needs matplotlib (in the main .venv: requirements/dev.txt).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Optional
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common as C  # noqa: E402
+
+DEFAULT_IN = os.path.join(C.RESULTS, "table2_mended.json")
+DEFAULT_OUT = os.path.join(C.RESULTS, "table2.png")
+
+
+def _ok(r: Optional[dict]) -> bool:
+    return bool(r) and r.get("status") == "ok"
+
+
+def plot(doc: dict, out: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = doc["rows"]
+    names = [r["row"] + ("" if r["meta"].get("in_total", True) else "*") for r in rows]
+    before = [r.get("break_events") if _ok(r) else None for r in rows]
+    after = [(r.get("mended") or {}).get("break_events") if _ok(r.get("mended")) else None for r in rows]
+    pb = [r["meta"]["paper"][0] for r in rows]
+    pa = [r["meta"]["paper"][1] for r in rows]
+    mode = (doc.get("timing") or {}).get("modes", ["default"])[0] if (doc.get("timing") or {}).get("on") else None
+
+    def speed(r: dict, key: str) -> tuple[Optional[float], Optional[float]]:
+        t = ((r.get("timing") or {}).get(mode) or {}).get(key) or {}
+        return t.get("speedup"), t.get("aa_spread")
+
+    cold = [speed(r, "cold") for r in rows]
+    steady = [speed(r, "steady") for r in rows]
+    have_timing = any(c[0] for c in cold)
+
+    n = len(rows)
+    x = list(range(n))
+    fig, axes = plt.subplots(2 if have_timing else 1, 1, figsize=(max(9, 0.8 * n + 3), 8.5 if have_timing else 4.8),
+                             squeeze=False)
+    ax = axes[0][0]
+    w = 0.38
+    ax.bar([i - w / 2 for i in x], [b or 0 for b in before], w, label="before (original transformers 4.52.4)",
+           color="#c0504d")
+    ax.bar([i + w / 2 for i in x], [a or 0 for a in after], w, label="after (graphmend.install)", color="#4f81bd")
+    ax.scatter([i - w / 2 for i in x], pb, marker="_", s=260, color="black", zorder=3, label="paper before")
+    ax.scatter([i + w / 2 for i in x], pa, marker="_", s=260, color="dimgray", zorder=3, label="paper after")
+    for i, (b, a) in enumerate(zip(before, after)):
+        if b is None:
+            ax.text(i - w / 2, 0.2, "err", ha="center", fontsize=7, rotation=90)
+        if a is None:
+            ax.text(i + w / 2, 0.2, "n/a", ha="center", fontsize=7, rotation=90)
+        elif a == 0:
+            ax.text(i + w / 2, 0.15, "0", ha="center", fontsize=8, color="#4f81bd")
+    tot = doc.get("total") or {}
+    frac = tot.get("removed_frac")
+    ax.set_title("Graph-break events per model (Dynamo's count, CPU, torch 2.13, transformers 4.52.4)"
+                 + (f"\n{tot.get('before')} -> {tot.get('after')} ({100 * frac:.0f}% removed; paper "
+                    f"{tot.get('paper_before')} -> {tot.get('paper_after')})" if frac is not None else ""), fontsize=10)
+    ax.set_ylabel("break events")
+    ax.set_xticks(x)
+    ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
+    ax.legend(fontsize=8, ncol=2)
+    ax.grid(axis="y", alpha=0.3)
+
+    if have_timing:
+        ax = axes[1][0]
+        for off, series, label, color in ((-w / 2, cold, "cold start (first call incl. compile)", "#9bbb59"),
+                                          (w / 2, steady, "steady state (median call)", "#8064a2")):
+            vals = [s[0] or 0 for s in series]
+            ax.bar([i + off for i in x], vals, w, label=label, color=color)
+            for i, (v, sp) in enumerate(series):
+                if v and sp:
+                    ax.errorbar(i + off, v, yerr=[[v - v / sp], [v * sp - v]], color="black", capsize=2, lw=0.8)
+                if v is None:
+                    ax.text(i + off, 0.05, "n/a", ha="center", fontsize=7, rotation=90)
+        ax.axhline(1.0, color="black", lw=0.8)
+        t = doc.get("timing") or {}
+        ax.set_title(f"Speedup original / mended (>1: mended faster), Inductor mode {mode!r} on {t.get('device')}\n"
+                     f"median of {t.get('reps')} fresh processes per arm (ABBA order); whiskers: A/A noise band",
+                     fontsize=10)
+        ax.set_ylabel("speedup (x)")
+        ax.set_xticks(x)
+        ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
+        ax.legend(fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("json", nargs="?", default=DEFAULT_IN)
+    p.add_argument("-o", "--out", default=DEFAULT_OUT)
+    a = p.parse_args(argv)
+    with open(a.json, encoding="utf-8") as f:
+        doc = json.load(f)
+    plot(doc, a.out)
+    print(f"plot: {a.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
