@@ -226,6 +226,7 @@ class Settings:
     ignore: tuple[str, ...]
     unsafe_fixes: bool
     version: tuple[int, int]
+    regions: str = "reachable"
 
 
 @dataclass
@@ -308,7 +309,8 @@ def _resolve(args: argparse.Namespace, path: str) -> Settings:
             else _frontend.default_version()
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    return Settings(select_t, ignore_t, unsafe, version)
+    regions = args.regions or cfg.regions or "reachable"
+    return Settings(select_t, ignore_t, unsafe, version, regions)
 
 
 def _read(path: str, result: FileResult) -> bytes | None:
@@ -339,7 +341,8 @@ def _check_one(path: str, settings: Settings) -> FileResult:
     if data is None:
         return result
     res = lint.run_check(data, select=settings.select, ignore=settings.ignore,
-                         version=settings.version, unsafe_fixes=settings.unsafe_fixes)
+                         version=settings.version, unsafe_fixes=settings.unsafe_fixes,
+                         regions=settings.regions)
     if res["syntax_error"] is not None:
         result.errors.append(_syntax_message(path, res["syntax_error"]))
         return result
@@ -389,7 +392,8 @@ def _fix_one(path: str, settings: Settings, diff: bool) -> FileResult:
     if data is None:
         return result
     res = lint.run_fix(data, select=settings.select, ignore=settings.ignore,
-                       version=settings.version, unsafe_fixes=settings.unsafe_fixes)
+                       version=settings.version, unsafe_fixes=settings.unsafe_fixes,
+                       regions=settings.regions)
     status = res["status"]
     if status == "input-syntax-error":
         result.errors.append(_syntax_message(path, res["syntax_error"]))
@@ -634,6 +638,10 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--python-version", metavar="X.Y",
                    help="parse as this CPython version (3.8 to 3.13; default: pyproject.toml's "
                         "python-version, else the running interpreter)")
+    p.add_argument("--regions", choices=("reachable", "all"), default=None,
+                   help="where rules fire: functions compiled as far as each file shows "
+                        "(reachable, default) or every function (all: library mode, for code "
+                        "reached from compiled regions in other modules)")
     p.add_argument("--exit-zero", action="store_true",
                    help="exit 0 even when findings remain (errors still exit 2)")
     p.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N",

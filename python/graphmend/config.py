@@ -37,7 +37,7 @@ except ImportError:  # pragma: no cover - older interpreters
         _toml = None
 
 KNOWN_KEYS = {"select", "ignore", "unsafe-fixes", "exclude", "python-version",
-              "extend-exclude"}
+              "extend-exclude", "regions"}
 
 
 class ConfigError(ValueError):
@@ -52,6 +52,7 @@ class Config:
     unsafe_fixes: bool | None = None
     exclude: tuple[str, ...] = ()
     python_version: str | None = None
+    regions: str | None = None  # "reachable" | "all"
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
 
@@ -102,6 +103,10 @@ def _load(pyproject: str, _stamp) -> Config | None:
     unsafe = table.get("unsafe-fixes")
     if unsafe is not None and not isinstance(unsafe, bool):
         raise ConfigError(f"{pyproject}: [tool.graphmend] unsafe-fixes must be true or false")
+    regions = table.get("regions")
+    if regions is not None and regions not in ("reachable", "all"):
+        raise ConfigError(f"{pyproject}: [tool.graphmend] regions must be \"reachable\" or "
+                          "\"all\"")
     version = table.get("python-version")
     if version is not None and not isinstance(version, str):
         raise ConfigError(f"{pyproject}: [tool.graphmend] python-version must be a string "
@@ -114,6 +119,7 @@ def _load(pyproject: str, _stamp) -> Config | None:
         exclude=_list(table.get("exclude", []), "exclude", pyproject)
         + _list(table.get("extend-exclude", []), "extend-exclude", pyproject),
         python_version=version,
+        regions=regions,
         warnings=warnings)
 
 

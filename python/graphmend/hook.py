@@ -313,17 +313,19 @@ def _fix_co_filename(code, path: str) -> None:
 
 
 class _Config:
-    __slots__ = ("cache_dir", "ignore", "packages", "select", "unsafe")
+    __slots__ = ("cache_dir", "ignore", "packages", "regions", "select", "unsafe")
 
-    def __init__(self, packages, unsafe, select, ignore, cache_dir):
+    def __init__(self, packages, unsafe, select, ignore, cache_dir, regions="all"):
         self.packages = packages
         self.unsafe = unsafe
+        self.regions = regions
         self.select = select
         self.ignore = ignore
         self.cache_dir = cache_dir
 
     def astuple(self):
-        return (self.packages, self.unsafe, self.select, self.ignore, self.cache_dir)
+        return (self.packages, self.unsafe, self.select, self.ignore, self.cache_dir,
+                self.regions)
 
     def __eq__(self, other):
         return isinstance(other, _Config) and self.astuple() == other.astuple()
@@ -334,7 +336,7 @@ class _Config:
     def __repr__(self):
         return (f"packages={list(self.packages)!r}, unsafe={self.unsafe!r}, "
                 f"select={self.select!r}, ignore={self.ignore!r}, "
-                f"cache_dir={self.cache_dir!r}")
+                f"regions={self.regions!r}, cache_dir={self.cache_dir!r}")
 
 
 def _normalize_packages(packages) -> tuple[str, ...]:
@@ -376,11 +378,16 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
     ``unchanged``, ``cache_hit``, ``cache_write``, ``skipped``, ``failed``).
     """
 
-    def __init__(self, packages, *, unsafe=False, select=None, ignore=None, cache_dir=None):
+    def __init__(self, packages, *, unsafe=False, select=None, ignore=None, cache_dir=None,
+                 regions="all"):
+        from . import lint
+
+        lint._all_regions(regions)  # validates
         self.config = _Config(
             _normalize_packages(packages), bool(unsafe), _selectors(select),
             _selectors(ignore),
-            os.path.abspath(os.fspath(cache_dir)) if cache_dir is not None else None)
+            os.path.abspath(os.fspath(cache_dir)) if cache_dir is not None else None,
+            regions)
         self.packages = self.config.packages
         self.stats: Counter = Counter()
         self._stats_lock = threading.Lock()
@@ -451,8 +458,8 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
                     h = hashlib.sha256()
                     h.update(b"graphmend-hook\0" + __version__.encode() + b"\0")
                     h.update(_ruleset_digest())
-                    h.update(repr((c.unsafe, c.select, c.ignore, sys.version_info[:2],
-                                   sys.flags.optimize)).encode())
+                    h.update(repr((c.unsafe, c.select, c.ignore, c.regions,
+                                   sys.version_info[:2], sys.flags.optimize)).encode())
                     self._key_prefix = h.digest()
         return hashlib.sha256(self._key_prefix + hashlib.sha256(source).digest()).digest()
 
@@ -485,7 +492,7 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
 
         c = self.config
         return lint.fix_source(source, path=path, unsafe=c.unsafe, select=c.select,
-                               ignore=c.ignore)
+                               ignore=c.ignore, regions=c.regions)
 
 
 class GraphmendLoader(importlib.machinery.SourceFileLoader):
@@ -650,7 +657,7 @@ def _imported_without_hook(package: str) -> list[str]:
 
 
 def install(packages, *, unsafe=False, select=None, ignore=None,
-            cache_dir=None) -> GraphmendFinder:
+            cache_dir=None, regions="all") -> GraphmendFinder:
     """Mend the modules of ``packages`` as they are imported from now on.
 
     ``packages``: names (``"transformers"``, or a subpackage such as
@@ -659,6 +666,11 @@ def install(packages, *, unsafe=False, select=None, ignore=None,
     apply unsafe fixes. ``select`` / ``ignore``: rule selectors as on the
     command line. ``cache_dir``: keep the cached code there instead of next to
     each source (``__pycache__``, falling back to :func:`user_cache_dir`).
+    ``regions``: ``"all"`` (default: library mode, every function of a mended
+    module is treated as compiled code, because a package's helpers are
+    reached from compiled ``forward``s in other modules, which a one-file
+    analysis cannot see; every fix is exact when the code runs eagerly) or
+    ``"reachable"`` (only what ``graphmend check`` reports by default).
 
     Installing with the same arguments again does nothing; with other
     arguments it replaces the previous hook. A selected package that was
@@ -666,7 +678,7 @@ def install(packages, *, unsafe=False, select=None, ignore=None,
     says so, once per package. Returns the finder.
     """
     finder = GraphmendFinder(packages, unsafe=unsafe, select=select, ignore=ignore,
-                             cache_dir=cache_dir)
+                             cache_dir=cache_dir, regions=regions)
     current = installed()
     if current is not None and current.config == finder.config:
         return current

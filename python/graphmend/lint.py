@@ -213,21 +213,32 @@ def _prepare(source: str | bytes) -> tuple[bytes, bool]:
     raise TypeError(f"source must be str or bytes, not {type(source).__name__}")
 
 
+REGIONS = ("reachable", "all")
+
+
+def _all_regions(regions: str) -> bool:
+    if regions not in REGIONS:
+        raise ValueError(f"regions must be one of {REGIONS}, not {regions!r}")
+    return regions == "all"
+
+
 def run_check(data: bytes, *, is_text: bool = False, select=(), ignore=(),
-              version=(3, 11), unsafe_fixes: bool = False) -> dict:
-    return _core.check(data, version[1], list(select), list(ignore), unsafe_fixes, is_text)
+              version=(3, 11), unsafe_fixes: bool = False, regions: str = "reachable") -> dict:
+    return _core.check(data, version[1], list(select), list(ignore), unsafe_fixes, is_text,
+                       _all_regions(regions))
 
 
 def run_fix(data: bytes, *, is_text: bool = False, select=(), ignore=(),
-            version=(3, 11), unsafe_fixes: bool = False) -> dict:
-    return _core.fix(data, version[1], list(select), list(ignore), unsafe_fixes, is_text)
+            version=(3, 11), unsafe_fixes: bool = False, regions: str = "reachable") -> dict:
+    return _core.fix(data, version[1], list(select), list(ignore), unsafe_fixes, is_text,
+                     _all_regions(regions))
 
 
 # ---------------------------------------------------------------- public API
 
 def check_source(source: str | bytes, path: str | None = None, *, select: Selectors = None,
                  ignore: Selectors = None, python_version=None,
-                 unsafe_fixes: bool = False) -> list[Diagnostic]:
+                 unsafe_fixes: bool = False, regions: str = "reachable") -> list[Diagnostic]:
     """Lint one module's source and return its diagnostics, sorted by position.
 
     ``source``: ``str`` (already decoded: a coding cookie is ignored, as
@@ -238,6 +249,11 @@ def check_source(source: str | bytes, path: str | None = None, *, select: Select
     string); default: every rule. ``python_version``: ``(3, 11)`` or
     ``"3.11"``; default: the running interpreter's (clamped to 3.8–3.13).
     Suppression comments (``# graphmend: ignore[GM201]``) are honoured.
+    ``regions``: ``"reachable"`` (default: rules fire in functions Dynamo
+    compiles as far as this one file shows: ``forward`` of modules,
+    ``torch.compile``d functions and what they call) or ``"all"`` (library
+    mode: every function, for modules whose functions are reached from
+    compiled code elsewhere; every fix is exact when run eagerly).
 
     Raises :class:`graphmend.GraphmendSyntaxError` (a ``SyntaxError``) when
     the source cannot be decoded or parsed, ``ValueError`` for a bad selector
@@ -246,7 +262,7 @@ def check_source(source: str | bytes, path: str | None = None, *, select: Select
     data, is_text = _prepare(source)
     res = run_check(data, is_text=is_text, select=normalize_selectors(select),
                     ignore=normalize_selectors(ignore), version=resolve_version(python_version),
-                    unsafe_fixes=unsafe_fixes)
+                    unsafe_fixes=unsafe_fixes, regions=regions)
     if res["syntax_error"] is not None:
         raise syntax_error_from_dict(res["syntax_error"], path)
     return [diagnostic_from_dict(d, path) for d in res["diagnostics"]]
@@ -254,7 +270,7 @@ def check_source(source: str | bytes, path: str | None = None, *, select: Select
 
 def fix_source(source: str | bytes, path: str | None = None, unsafe: bool = False, *,
                select: Selectors = None, ignore: Selectors = None,
-               python_version=None) -> FixResult:
+               python_version=None, regions: str = "reachable") -> FixResult:
     """Apply every applicable fix to a fixpoint and return a :class:`FixResult`.
 
     Safe fixes always; unsafe ones too when ``unsafe`` is true. The result's
@@ -272,7 +288,7 @@ def fix_source(source: str | bytes, path: str | None = None, unsafe: bool = Fals
     data, is_text = _prepare(source)
     res = run_fix(data, is_text=is_text, select=normalize_selectors(select),
                   ignore=normalize_selectors(ignore), version=resolve_version(python_version),
-                  unsafe_fixes=unsafe)
+                  unsafe_fixes=unsafe, regions=regions)
     if res["status"] == "input-syntax-error":
         raise syntax_error_from_dict(res["syntax_error"], path)
     if res["status"] != "fixed":

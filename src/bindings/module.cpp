@@ -85,7 +85,8 @@ std::uint32_t char_column(std::string_view text, const gm::LineIndex& lines, std
 }
 
 gm::lint::LintOptions make_options(int minor, const std::vector<std::string>& select,
-                                   const std::vector<std::string>& ignore, bool unsafe_fixes) {
+                                   const std::vector<std::string>& ignore, bool unsafe_fixes,
+                                   bool all_regions) {
   if (minor < 8 || minor > 13)
     throw std::invalid_argument("unsupported Python version 3." + std::to_string(minor) +
                                 ": graphmend reads 3.8 to 3.13");
@@ -99,8 +100,11 @@ gm::lint::LintOptions make_options(int minor, const std::vector<std::string>& se
   options.selection.select = select;
   options.selection.ignore = ignore;
   options.unsafe_fixes = unsafe_fixes;
-  options.build_model = [](const gm::Source& source, const gm::ParseResult& parsed) {
-    return std::make_shared<const gm::sema::Model>(gm::sema::analyze(parsed.tree, source));
+  gm::sema::AnalyzeOptions analyze_options;
+  analyze_options.all_functions = all_regions;
+  options.build_model = [analyze_options](const gm::Source& source, const gm::ParseResult& parsed) {
+    return std::make_shared<const gm::sema::Model>(
+        gm::sema::analyze(parsed.tree, source, analyze_options));
   };
   return options;
 }
@@ -270,11 +274,11 @@ nb::dict outcome_dict(const Outcome& o, bool unsafe, bool is_fix) {
   return out;
 }
 
-// check(data, minor, select, ignore, unsafe_fixes, is_text) -> dict
+// check(data, minor, select, ignore, unsafe_fixes, is_text, all_regions) -> dict
 nb::dict check(nb::bytes data, int minor, std::vector<std::string> select,
-               std::vector<std::string> ignore, bool unsafe_fixes, bool is_text) {
+               std::vector<std::string> ignore, bool unsafe_fixes, bool is_text, bool all_regions) {
   std::string bytes(data.c_str(), data.size());
-  const auto options = make_options(minor, select, ignore, unsafe_fixes);
+  const auto options = make_options(minor, select, ignore, unsafe_fixes, all_regions);
   Outcome o;
   {
     nb::gil_scoped_release release;
@@ -299,11 +303,11 @@ nb::dict check(nb::bytes data, int minor, std::vector<std::string> select,
   return outcome_dict(o, unsafe_fixes, false);
 }
 
-// fix(data, minor, select, ignore, unsafe_fixes, is_text) -> dict
+// fix(data, minor, select, ignore, unsafe_fixes, is_text, all_regions) -> dict
 nb::dict fix(nb::bytes data, int minor, std::vector<std::string> select,
-             std::vector<std::string> ignore, bool unsafe_fixes, bool is_text) {
+             std::vector<std::string> ignore, bool unsafe_fixes, bool is_text, bool all_regions) {
   std::string bytes(data.c_str(), data.size());
-  const auto options = make_options(minor, select, ignore, unsafe_fixes);
+  const auto options = make_options(minor, select, ignore, unsafe_fixes, all_regions);
   Outcome o;
   {
     nb::gil_scoped_release release;
@@ -357,11 +361,14 @@ NB_MODULE(_core, m) {
         "(ok, dump_or_message, error_kind, line, col).");
   m.def("check", &check, nb::arg("data"), nb::arg("minor"), nb::arg("select"),
         nb::arg("ignore"), nb::arg("unsafe_fixes") = false, nb::arg("is_text") = false,
+        nb::arg("all_regions") = false,
         "Lint source bytes (decoded per PEP 263; is_text: already UTF-8, cookie ignored). "
         "Returns a dict: encoding, had_bom, diagnostics, syntax_error, rule_errors, "
-        "suppressed, unused_suppressions. Raises ValueError for a bad selector or version.");
+        "suppressed, unused_suppressions. Raises ValueError for a bad selector or version. "
+        "all_regions: every function is a compiled region (library mode).");
   m.def("fix", &fix, nb::arg("data"), nb::arg("minor"), nb::arg("select"), nb::arg("ignore"),
         nb::arg("unsafe_fixes") = false, nb::arg("is_text") = false,
+        nb::arg("all_regions") = false,
         "Fix source bytes to a fixpoint. Returns check's dict (diagnostics: what remains) "
         "plus status, text (mended, UTF-8 bytes, BOM kept), applied, applied_per_code, "
         "culprits, invalid, rounds.");

@@ -195,3 +195,26 @@ def test_normalize_selectors():
     assert lint.normalize_selectors(["ALL"]) == ["ALL"]
     with pytest.raises(ValueError):
         lint.normalize_selectors("GM1234")
+
+
+def test_library_mode_reaches_every_function():
+    """regions="all": a helper only reached from another module's forward
+    (a mixin method, a decorator's wrapper) is mended too; the default
+    reports only what this one file shows to be compiled."""
+    import graphmend
+
+    src = (
+        "import warnings\n\n\n"
+        "class Mixin:\n"
+        "    def get_mask(self, mask, device=None):\n"
+        "        if device is not None:\n"
+        "            warnings.warn('deprecated', FutureWarning)\n"
+        "        return mask\n"
+    )
+    assert graphmend.check_source(src) == []
+    found = graphmend.check_source(src, regions="all")
+    assert [d.code for d in found] == ["GM203"]
+    mended = graphmend.fix_source(src, regions="all")
+    assert mended.status == "fixed" and "_graphmend_rt.warn(" in mended.source
+    with pytest.raises(ValueError):
+        graphmend.check_source(src, regions="everything")

@@ -13,6 +13,7 @@ class Analyzer {
   static void build_scopes(Model& m);   // pass 1: tree walk, scopes, bindings
   static void build_classes(Model& m);  // nn.Module-ness, self.<attr> facts
   static void build_regions(Model& m);  // compiled regions
+  static void add_library_regions(Model& m);  // AnalyzeOptions::all_functions
   static void build_facts(Model& m);    // tensor facts (fixpoint)
 };
 

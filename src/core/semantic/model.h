@@ -112,6 +112,7 @@ enum class RegionReason : std::uint8_t {
   Called,            // called from a region function (via = caller)
   Nested,            // defined inside a region function
   Referenced,        // passed as an argument inside a region function
+  Library,           // any other function, under AnalyzeOptions::all_functions
 };
 
 struct RegionFunction {
@@ -218,7 +219,8 @@ class Model {
  private:
   friend class Analyzer;
   friend class FactsPass;
-  friend Model analyze(const ast::Tree& tree, const Source& source);
+  friend Model analyze(const ast::Tree& tree, const Source& source,
+                       const struct AnalyzeOptions& options);
   struct SymbolKey {
     ScopeId scope;
     std::string_view name;
@@ -289,6 +291,15 @@ class Model {
   int fact_sweeps_ = 0;
 };
 
-Model analyze(const ast::Tree& tree, const Source& source);
+struct AnalyzeOptions {
+  // Library mode: every function is a region (reason Library, after the
+  // reachable ones). For mending packages whose functions are reached from
+  // compiled code in other modules (a mixin method, a decorator's wrapper),
+  // which a one-file analysis cannot see. Every fix is exact when the code
+  // runs eagerly, so this only widens where fixes apply.
+  bool all_functions = false;
+};
+
+Model analyze(const ast::Tree& tree, const Source& source, const AnalyzeOptions& options = {});
 
 }  // namespace gm::sema

@@ -533,4 +533,13 @@ void Analyzer::build_regions(Model& m) {
   }
 }
 
+void Analyzer::add_library_regions(Model& m) {
+  const Tree& t = *m.tree_;
+  for (NodeId n : m.postorder_) {
+    if (!is_function_def(t.kind(n)) || m.region_index_.count(n.index)) continue;
+    m.region_index_[n.index] = static_cast<std::uint32_t>(m.regions_.size());
+    m.regions_.push_back(RegionFunction{n, RegionReason::Library, {}, n, ModuleConfidence::None});
+  }
+}
+
 }  // namespace gm::sema

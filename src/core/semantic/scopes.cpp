@@ -642,12 +642,13 @@ bool Model::is_logger(NodeId expr) const {
   return false;
 }
 
-Model analyze(const ast::Tree& tree, const Source& /*source*/) {
+Model analyze(const ast::Tree& tree, const Source& /*source*/, const AnalyzeOptions& options) {
   Model m;
   m.tree_ = &tree;
   Analyzer::build_scopes(m);
   Analyzer::build_classes(m);
   Analyzer::build_regions(m);
+  if (options.all_functions) Analyzer::add_library_regions(m);
   Analyzer::build_facts(m);
   return m;
 }
