@@ -727,3 +727,29 @@ TEST(SemanticFacts, NeverCrashesOnBrokenInput) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(SemanticRegions, LibraryModeMakesEveryFunctionARegion) {
+  const std::string text =
+      "import torch\n\nclass Mixin:\n    def helper(self, x):\n        return x\n\n"
+      "def util(x):\n    def inner():\n        return x\n    return inner\n\n"
+      "class M(torch.nn.Module):\n    def forward(self, x):\n        return x\n";
+  auto a = analyze(text);
+  EXPECT_EQ(a->model.region_of(a->def("helper")), nullptr);
+  EXPECT_EQ(a->model.region_of(a->def("util")), nullptr);
+  ASSERT_NE(a->model.region_of(a->def("forward")), nullptr);
+
+  gm::sema::AnalyzeOptions options;
+  options.all_functions = true;
+  const auto lib = gm::sema::analyze(a->parsed.tree, *a->source, options);
+  for (const char* fn : {"helper", "util", "inner"}) {
+    const auto* r = lib.region_of(a->def(fn));
+    ASSERT_NE(r, nullptr) << fn;
+    EXPECT_EQ(r->reason, gm::sema::RegionReason::Library) << fn;
+  }
+  // Reachable entries keep their own reason.
+  EXPECT_EQ(lib.region_of(a->def("forward"))->reason, gm::sema::RegionReason::ModuleForward);
+}
+
+}  // namespace
