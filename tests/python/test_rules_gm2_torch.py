@@ -185,3 +185,27 @@ def test_fixture_snapshots_exist():
     for code, stem, _ in CASES:
         assert (FIXTURES / code / f"{stem}.py").is_file()
         assert (FIXTURES / code / f"{stem}.fixed.py").is_file()
+
+
+@pytest.mark.parametrize("code,stem,cls", CASES[:3], ids=[c[1] for c in CASES[:3]])
+def test_mended_module_under_inductor_emits_the_same(code, stem, cls, tmp_path):
+    """The default backend (Inductor) too: the deferred print/log/warning is
+    replayed after the compiled graph, with the same text and order."""
+    mended_path = tmp_path / f"{stem}_mended.py"
+    original_path = tmp_path / f"{stem}_original.py"
+    mended_path.write_text((FIXTURES / code / f"{stem}.fixed.py").read_text())
+    original_path.write_text((FIXTURES / code / f"{stem}.py").read_text())
+    torch.manual_seed(0)
+    original = getattr(_load(original_path), cls)().eval()
+    mended = getattr(_load(mended_path), cls)().eval()
+    mended.load_state_dict(original.state_dict())
+    x = torch.randn(4, 8)
+    with torch.no_grad(), _capture() as want:
+        want_out = original(x.clone())
+    torch._dynamo.reset()
+    compiled = torch.compile(mended)  # default backend: Inductor
+    with torch.no_grad(), _capture() as got:
+        got_out = compiled(x.clone())
+    torch.testing.assert_close(got_out, want_out)
+    for key in ("stdout", "logs", "warnings"):
+        assert got[key] == want[key], key
