@@ -141,6 +141,7 @@ std::string_view method_of(const sema::Model& m, NodeId call) {
 
 // "torch.isinf" -> "isinf", "torch.nn.functional.relu" -> "relu"; "" if the
 // callee is not a torch function.
+// The result views into `q`: keep the optional alive (never pass a temporary).
 std::string_view torch_function_leaf(const std::optional<std::string>& q) {
   if (!q) return {};
   std::string_view s = *q;
@@ -151,6 +152,7 @@ std::string_view torch_function_leaf(const std::optional<std::string>& q) {
     }
   return {};
 }
+std::string_view torch_function_leaf(std::optional<std::string>&& q) = delete;
 
 bool is_constant(const ast::Tree& tree, NodeId n) {
   if (tree.kind(n) == NodeKind::Constant) return true;
@@ -379,8 +381,8 @@ bool bool_valued(const lint::RuleContext& ctx, NodeId e) {
     case NodeKind::Call: {
       const std::string_view meth = method_of(*ctx.model(), e);
       if (!meth.empty()) return bool_methods().count(meth) > 0;
-      const std::string_view leaf =
-          torch_function_leaf(ctx.model()->qualified_name(tree.child(e, GM_F(Call, func))));
+      const auto q = ctx.model()->qualified_name(tree.child(e, GM_F(Call, func)));
+      const std::string_view leaf = torch_function_leaf(q);
       return !leaf.empty() && bool_methods().count(leaf) > 0 && leaf != "equal";
     }
     default:
@@ -481,7 +483,8 @@ std::set<std::string> tensor_names_of(const lint::RuleContext& ctx, NodeId cond)
     if (!meth.empty() && evidence_methods().count(meth)) {
       subject = tree.child(func, GM_F(Attribute, value));
     } else {
-      const std::string_view leaf = torch_function_leaf(ctx.model()->qualified_name(func));
+      const auto q = ctx.model()->qualified_name(func);
+      const std::string_view leaf = torch_function_leaf(q);
       const auto args = tree.children(n, GM_F(Call, args));
       if (!leaf.empty() && pure_ops().count(leaf) && !args.empty()) subject = args[0];
     }
@@ -501,7 +504,8 @@ bool known_tensor(const lint::RuleContext& ctx, NodeId e, const Purity& p) {
     const std::string_view meth = method_of(*ctx.model(), e);
     if (!meth.empty())
       return pure_ops().count(meth) && known_tensor(ctx, tree.child(func, GM_F(Attribute, value)), p);
-    const std::string_view leaf = torch_function_leaf(ctx.model()->qualified_name(func));
+    const auto q = ctx.model()->qualified_name(func);
+    const std::string_view leaf = torch_function_leaf(q);
     const auto args = tree.children(e, GM_F(Call, args));
     return !leaf.empty() && pure_ops().count(leaf) && !args.empty() && known_tensor(ctx, args[0], p);
   }
