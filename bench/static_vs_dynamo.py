@@ -14,7 +14,7 @@ For every Table 2 row (bench/table2.py, transformers 4.52.4 in .venv-tf452):
    (a break site within that range). Findings on lines that never ran cannot be
    confirmed or refuted by these inputs and are counted separately.
 
-    python bench/static_vs_dynamo.py [ROW...] [--json PATH] [--python PY]
+    python bench/static_vs_dynamo.py [ROW...] [--json PATH] [--python PY] [--regions all]
 
 Prints one line per row and a TOTAL; --json writes every site and finding.
 """
@@ -87,9 +87,9 @@ def child(row_name: str, out_path: str) -> None:
                    "sites": sites, "break_events": report.break_events, "graphs": report.graphs}, f)
 
 
-def check(paths: list[str]) -> list[dict]:
+def check(paths: list[str], regions: str) -> list[dict]:
     # graphmend of the interpreter running this driver (the main .venv).
-    out = subprocess.run([sys.executable, "-m", "graphmend", "check", "--exit-zero", "--output-format", "json", *paths],
+    out = subprocess.run([sys.executable, "-m", "graphmend", "check", "--regions", regions, "--exit-zero", "--output-format", "json", *paths],
                          capture_output=True, text=True, check=True).stdout
     return json.loads(out)
 
@@ -100,6 +100,8 @@ def main() -> int:
     ap.add_argument("--json")
     ap.add_argument("--python", default=table2.default_python())
     ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--regions", choices=("reachable", "all"), default="reachable",
+                    help="graphmend check --regions (all: library mode, as the import hook)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -121,7 +123,7 @@ def main() -> int:
             data = json.load(open(out))
         tf_dir = data["tf_dir"]
         files = sorted(data["executed"])
-        findings = check(files) if files else []
+        findings = check(files, a.regions) if files else []
         executed = {k: set(v) for k, v in data["executed"].items()}
         # Distinct break sites as absolute paths.
         def site_path(site: str) -> str:
