@@ -43,7 +43,7 @@ def plot(doc: dict, out: str) -> None:
 
     def speed(r: dict, key: str) -> tuple[Optional[float], Optional[float]]:
         t = ((r.get("timing") or {}).get(mode) or {}).get(key) or {}
-        return t.get("speedup"), t.get("aa_spread")
+        return t.get("speedup"), t.get("noise") or t.get("aa_spread")
 
     cold = [speed(r, "cold") for r in rows]
     steady = [speed(r, "steady") for r in rows]
@@ -92,7 +92,9 @@ def plot(doc: dict, out: str) -> None:
         ax.axhline(1.0, color="black", lw=0.8)
         t = doc.get("timing") or {}
         ax.set_title(f"Speedup original / mended (>1: mended faster), Inductor mode {mode!r} on {t.get('device')}\n"
-                     f"median of {t.get('reps')} fresh processes per arm (ABBA order); whiskers: A/A noise band",
+                     + (f"median of {t.get('reps')} fresh processes per arm (ABBA order)" if (t.get('reps') or 1) > 1
+                        else "one fresh process per arm") + "; whiskers: noise band (A/A spread widened by the "
+                     "contention seen in the processes)",
                      fontsize=10)
         ax.set_ylabel("speedup (x)")
         ax.set_xticks(x)

@@ -715,14 +715,18 @@ def run_timing(r: Row, a: argparse.Namespace, python: str, data: str, budget: Bu
     return res
 
 
-def summarize_timing(runs: list[dict]) -> dict:
+def summarize_timing(runs: list[dict], aa: Optional[dict] = None) -> dict:
     """Speedups original/mended (> 1: mended faster) of the medians of the
     repeats, and the noise: the A/A spread, max/min of one arm's repeats,
     the worse of the two arms.  A speedup is beyond noise when it lies
-    outside [1/spread, spread]; with one repeat per arm there is no noise
-    estimate (``beyond_noise`` None)."""
+    outside [1/spread, spread].  With one repeat per arm the spread comes
+    from ``aa`` ({key: spread}, a separate original-vs-original run) when
+    given (``noise_from`` says which), else there is no estimate
+    (``beyond_noise`` None).  Keys: ``cold`` (first call incl. compile),
+    ``steady`` (median call), ``steady_min`` (fastest call: on a loaded
+    machine the median mostly measures preemption)."""
     out: dict[str, Any] = {}
-    for key, field_ in (("cold", "cold_s"), ("steady", "steady_median_s")):
+    for key, field_ in (("cold", "cold_s"), ("steady", "steady_median_s"), ("steady_min", "steady_min_s")):
         vals = {arm: [x[field_] for x in runs if x.get("arm") == arm and x.get("status") == "ok" and field_ in x]
                 for arm in ARMS}
         o, m = vals["original"], vals["mended"]
@@ -733,13 +737,37 @@ def summarize_timing(runs: list[dict]) -> dict:
             d["mended_median"] = statistics.median(m)
         spreads = [max(v) / min(v) for v in (o, m) if len(v) >= 2 and min(v) > 0]
         d["aa_spread"] = max(spreads) if spreads else None
+        d["noise_from"] = "repeats" if spreads else None
+        if not spreads and aa and aa.get(key):
+            d["aa_spread"] = aa[key]
+            d["noise_from"] = "aa-run"
+        # contention seen inside the processes themselves: the toy compile is
+        # the same work in every process (its ratio between the arms shows
+        # how differently loaded the machine was for their cold starts), and
+        # the spread q3/q1 of the timed calls shows preemption in the loop
+        okr = [x for x in runs if x.get("status") == "ok"]
+        if key == "cold":
+            toys = {arm: [x["toy_s"] for x in okr if x.get("arm") == arm and x.get("toy_s")] for arm in ARMS}
+            inner = (max(statistics.median(toys["original"]) / statistics.median(toys["mended"]),
+                         statistics.median(toys["mended"]) / statistics.median(toys["original"]))
+                     if toys["original"] and toys["mended"] else None)
+        else:
+            qs = [x["steady_q3_s"] / x["steady_q1_s"] for x in okr if x.get("steady_q1_s")]
+            inner = max(qs) if qs else None
+        d["contention"] = inner
+        if d["aa_spread"] is not None and inner is not None:
+            d["noise"] = max(d["aa_spread"], inner)
+        else:
+            d["noise"] = d["aa_spread"]
         if o and m and statistics.median(m) > 0:
             ratio = statistics.median(o) / statistics.median(m)
             d["speedup"] = ratio
-            sp = d["aa_spread"]
+            sp = d["noise"]
             d["beyond_noise"] = None if sp is None else (ratio > sp or ratio < 1 / sp)
         out[key] = d
     ok = [x for x in runs if x.get("status") == "ok"]
+    out["per_call_q3_over_q1"] = {arm: [round(x["steady_q3_s"] / x["steady_q1_s"], 2) for x in ok
+                                        if x.get("arm") == arm and x.get("steady_q1_s")] for arm in ARMS}
     out["unique_graphs"] = {arm: sorted({x.get("unique_graphs") for x in ok if x.get("arm") == arm}) for arm in ARMS}
     out["inductor_outputs_close"] = all(x.get("outputs_vs_original_eager", {}).get("identical", False) for x in ok) \
         if ok else None
@@ -803,13 +831,14 @@ def row_line(res: dict, mode: str) -> tuple[str, dict]:
     name = r.name + ("" if r.in_total else "*")
     line = (f"{name:16} {_fmt(before):>6} {_fmt(after):>5}  {r.paper[0]:>3}>{r.paper[1]:<3} "
             f"{_pct(_fix_rate(before, after)):>5} {_pct(_fix_rate(*r.paper)):>6}  {g:>7} {sk:>5}  "
-            f"{_fmt(ident):>7}  {_ratio(t.get('cold')):>9} {_ratio(t.get('steady')):>9}  "
+            f"{_fmt(ident):>7}  {_ratio(t.get('cold')):>9} {_ratio(t.get('steady')):>9} "
+            f"{_ratio(t.get('steady_min')):>9}  "
             + ("ok" if not status else "; ".join(status)))
     return line, {"before": before, "after": after, "identical": ident}
 
 
 HEADER = (f"{'row':16} {'before':>6} {'after':>5}  {'paper':<7} {'fix':>5} {'paper':>6}  {'graphs':>7} "
-          f"{'skip':>5}  {'outputs':>7}  {'cold':>9} {'steady':>9}  status")
+          f"{'skip':>5}  {'outputs':>7}  {'cold':>9} {'steady':>9} {'fastest':>9}  status")
 
 
 def render(results: list[dict], a: argparse.Namespace) -> tuple[str, dict]:
@@ -851,15 +880,19 @@ def render(results: list[dict], a: argparse.Namespace) -> tuple[str, dict]:
         return math.exp(sum(math.log(x) for x in v) / len(v)) if v else None
 
     gc, gs = gmean(colds), gmean(steadies)
+    gmin = gmean([((res.get("timing") or {}).get(mode) or {}).get("steady_min", {}).get("speedup")
+                  for res in results if ROW_BY_NAME[res["row"]].in_total
+                  and (((res.get("timing") or {}).get(mode) or {}).get("steady_min") or {}).get("speedup")])
     total = {"before": tb, "after": ta if n_rows else None, "removed": pb - pa if n_rows else None,
              "removed_frac": (pb - pa) / pb if n_rows and pb else None,
              "paper_before": tpb, "paper_after": tpa, "paper_removed_frac": (tpb - tpa) / tpb if tpb else None,
              "rows_counted": n_rows, "rows_fully_traced_after": n_fixed, "paper_rows_fully_fixed": n_paper_fixed,
-             "cold_speedup_geomean": gc, "steady_speedup_geomean": gs, "outputs_identical_all": all_ident}
+             "cold_speedup_geomean": gc, "steady_speedup_geomean": gs, "steady_min_speedup_geomean": gmin, "outputs_identical_all": all_ident}
     lines.append(f"{'TOTAL':16} {tb:>6} {_fmt(total['after']):>5}  {tpb:>3}>{tpa:<3} {_pct(total['removed_frac']):>5} "
                  f"{_pct(total['paper_removed_frac']):>6}  fully traced after: {n_fixed}/{n_rows} rows "
                  f"(paper {n_paper_fixed}/{sum(1 for r in ROWS if r.in_total)})"
-                 + (f"; geomean speedup cold {gc:.2f}x, steady {gs:.2f}x" if gc and gs else ""))
+                 + (f"; geomean speedup cold {gc:.2f}x, steady {gs:.2f}x, fastest {gmin:.2f}x"
+                    if gc and gs and gmin else ""))
     for extra in (a.modes[1:] if a.timing else []):
         lines.append("")
         lines.append(f"mode {extra!r}: {'row':16} {'graphs':>7} {'cold':>9} {'steady':>9}")
@@ -876,11 +909,68 @@ def render(results: list[dict], a: argparse.Namespace) -> tuple[str, dict]:
                  "(counting backend) and eager, vs the original run eagerly, on the row's input and "
                  f"{N_FRESH} fresh ones (tight allclose / exact) with the same stdout, log records and warnings; "
                  "cold/steady: speedup original/mended of the median over repeats (>1: mended faster) of the "
-                 f"first call incl. compile and of the median of {a.iters} later calls, Inductor mode "
-                 f"{mode!r} on {a.device}; * beyond noise (outside the A/A spread max/min of one arm's repeats), "
-                 "~ within noise, ? one repeat (no noise estimate); '-' not measured. TOTAL leaves out the fp16 "
+                 f"first call incl. compile, of the median and of the fastest of {a.iters} later calls, Inductor "
+                 f"mode {mode!r} on {a.device}; * beyond noise (outside the band: the A/A spread, max/min of one "
+                 "arm's repeats or of a separate original-vs-original run, widened to the contention seen in the "
+                 "processes: the ratio of their identical toy compiles for cold, the q3/q1 of the timed calls for "
+                 "steady), ~ within noise, ? no noise estimate; "
+                 "'-' not measured. TOTAL leaves out the fp16 "
                  "variants (their paper count is already in the fp32 row).")
     return "\n".join(lines) + "\n", total
+
+
+def rerender(a: argparse.Namespace) -> int:
+    """--render-from: summaries and table again from saved runs (optionally
+    with the noise of a separate A/A run)."""
+    with open(a.render_from, encoding="utf-8") as f:
+        doc = json.load(f)
+    t = doc.get("timing") or {}
+    a.timing = bool(t.get("on"))
+    a.modes = t.get("modes") or ["default"]
+    a.device = t.get("device", "cpu")
+    a.iters = t.get("iters", a.iters)
+    aa_rows: dict[str, dict] = {}
+    if a.aa_from:
+        with open(a.aa_from, encoding="utf-8") as f:
+            aa_doc = json.load(f)
+        for r in aa_doc["rows"]:
+            for mode in a.modes:
+                s = summarize_timing((r.get("timing") or {}).get("runs", []))
+                aa_rows.setdefault(mode, {})[r["row"]] = {k: (s.get(k) or {}).get("aa_spread")
+                                                          for k in ("cold", "steady", "steady_min")}
+        doc["aa"] = {"from": a.aa_from, "spreads": aa_rows, "argv": aa_doc.get("argv")}
+    results = []
+    for r in doc["rows"]:
+        res = {"row": r["row"], "meta": r["meta"]}
+        if r.get("load") == "original" or "break_events" in r or r.get("status"):
+            res["original"] = {k: v for k, v in r.items() if k not in ("mended", "timing", "meta")}
+        if "mended" in r:
+            res["mended"] = r["mended"]
+        if "timing" in r:
+            tm = r["timing"]
+            for mode in a.modes:
+                per = aa_rows.get(mode, {})
+                aa = per.get(r["row"])
+                if aa is None and per:  # the largest spread of the rows measured
+                    aa = {k: max((v[k] for v in per.values() if v.get(k)), default=None)
+                          for k in ("cold", "steady", "steady_min")}
+                tm[mode] = summarize_timing([x for x in tm.get("runs", []) if x.get("mode") == mode], aa)
+            res["timing"] = tm
+        results.append(res)
+    text, total = render(results, a)
+    print(text, end="")
+    doc["total"] = dict(total, here=total["before"], paper=total["paper_before"])
+    for r, res in zip(doc["rows"], results):
+        if "timing" in res:
+            r["timing"] = res["timing"]
+    if a.txt:
+        with open(a.txt, "w", encoding="utf-8") as f:
+            f.write(text)
+    if a.json:
+        with open(a.json, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1, default=str)
+            f.write("\n")
+    return 0
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -908,6 +998,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--budget", type=float, default=0, help="seconds; start nothing new after that (0: no limit)")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per subprocess")
     p.add_argument("--list", action="store_true", help="list the rows and exit")
+    p.add_argument("--render-from", metavar="JSON", help="recompute the summaries of a results JSON (its "
+                   "timing runs) and print/write the table again (with --json/--txt); no measuring")
+    p.add_argument("--aa-from", metavar="JSON", help="with --render-from: a timing run of the original arm "
+                   "alone (--arms original --timing --reps 3) whose repeat spreads are the noise of rows "
+                   "that have one repeat per arm (per row when measured there, else the largest)")
     p.add_argument("--_child", help=argparse.SUPPRESS)
     p.add_argument("--phase", default="count", choices=["count", "timing"], help=argparse.SUPPRESS)
     p.add_argument("--data", default=None, help=argparse.SUPPRESS)
@@ -915,6 +1010,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     a = p.parse_args(argv)
     if a.load:
         a.arms = [a.load]
+    if a.render_from:
+        return rerender(a)
     if a._child:
         a.load = a.load or "original"
         return _child(a)
