@@ -942,7 +942,7 @@ def rerender(a: argparse.Namespace) -> int:
     results = []
     for r in doc["rows"]:
         res = {"row": r["row"], "meta": r["meta"]}
-        if r.get("load") == "original" or "break_events" in r or r.get("status"):
+        if "break_events" in r or r.get("status") not in (None, "skipped"):
             res["original"] = {k: v for k, v in r.items() if k not in ("mended", "timing", "meta")}
         if "mended" in r:
             res["mended"] = r["mended"]
