@@ -896,6 +896,19 @@ namespace gm::detail {
 
 NodeId Parser::number() {
   const Token& t = advance();
+  // The common case, a plain decimal int without '_' or leading zeros: its
+  // digits are its source text.
+  {
+    const std::string_view tt = text(t);
+    bool plain = tt.size() <= 4300 && (tt[0] != '0' || tt.size() == 1);
+    for (std::size_t i = 0; plain && i < tt.size(); ++i) plain = tt[i] >= '0' && tt[i] <= '9';
+    if (plain) {
+      ast::ConstantValue v;
+      v.kind = ast::ConstantValue::Kind::Int;
+      v.text = tree_.source_ref(t.begin, t.end);
+      return make(NodeKind::Constant, t, t, {tree_.constant(v), ast::Tree::none_string()});
+    }
+  }
   literals::Number n;
   if (auto err = literals::parse_number(text(t), n)) fail(t, std::move(err->message));
   ast::ConstantValue v;

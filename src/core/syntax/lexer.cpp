@@ -796,7 +796,9 @@ bool Lexer::string(std::uint32_t start, std::uint32_t quote_pos, std::uint8_t fl
       ++end_quote_size;
     } else {
       end_quote_size = 0;
+      if (c == '\r') flags |= kEscapes;
       if (c == '\\' && p < n_) {
+        flags |= kEscapes;
         char d = s_[p++];
         if (d == quote) escaped_quote = true;
         if (d == '\r' && p < n_ && s_[p] == '\n') ++p;
