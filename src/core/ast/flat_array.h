@@ -6,13 +6,17 @@
 // growth cost several times more than the store itself. Here an append is one
 // capacity check and a memcpy; growth (rare: the tree reserves from the
 // source size) is out of line, and new capacity is left uninitialised
-// (make_unique_for_overwrite) because every slot is written before it is read.
+// (malloc, not new T[]: T's default member initialisers would write every
+// slot) because every slot is written before it is read. Trivially copyable
+// aggregates are implicit-lifetime types, so malloc'd storage holds them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -46,17 +50,17 @@ class FlatArray {
   bool empty() const { return size_ == 0; }
   T* data() { return data_.get(); }
   const T* data() const { return data_.get(); }
-  T& operator[](std::size_t i) { return data_[i]; }
-  const T& operator[](std::size_t i) const { return data_[i]; }
-  T& back() { return data_[size_ - 1]; }
-  const T& back() const { return data_[size_ - 1]; }
+  T& operator[](std::size_t i) { return data_.get()[i]; }
+  const T& operator[](std::size_t i) const { return data_.get()[i]; }
+  T& back() { return data_.get()[size_ - 1]; }
+  const T& back() const { return data_.get()[size_ - 1]; }
 
   void reserve(std::size_t n) {
     if (n > capacity_) grow_to(n);
   }
   void push_back(const T& v) {
     if (size_ == capacity_) grow_to(size_ + 1);
-    data_[size_++] = v;
+    data_.get()[size_++] = v;
   }
   // Append n elements; returns the index of the first.
   std::size_t append(const T* items, std::size_t n) {
@@ -77,16 +81,20 @@ class FlatArray {
   void shrink(std::size_t n) { size_ = n; }  // n <= size()
 
  private:
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
   void grow_to(std::size_t need) {
     std::size_t cap = capacity_ ? capacity_ * 2 : 16;
     if (cap < need) cap = need;
-    auto bigger = std::make_unique_for_overwrite<T[]>(cap);
-    if (size_) std::memcpy(bigger.get(), data_.get(), size_ * sizeof(T));
-    data_ = std::move(bigger);
+    void* bigger = std::realloc(data_.get(), cap * sizeof(T));
+    if (!bigger) throw std::bad_alloc();
+    (void)data_.release();  // realloc took it
+    data_.reset(static_cast<T*>(bigger));
     capacity_ = cap;
   }
 
-  std::unique_ptr<T[]> data_;
+  std::unique_ptr<T, Free> data_;
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
 };

@@ -3,9 +3,14 @@
 #include "syntax/lexer.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <string>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "syntax/unicode_tables.h"
 
@@ -58,6 +63,64 @@ struct IdentTable {
 };
 constexpr IdentTable kIdent;
 
+// End of the run of identifier bytes (kIdent) starting at p, p <= n; `acc`
+// gets the OR of the run's bytes (bit 7: non-ASCII). Identifiers average a
+// few bytes, so a byte loop pays a mispredicted exit per name; SSE2 (part of
+// x86-64) classifies 16 bytes at once and the first non-identifier byte is a
+// count of trailing ones. Only whole 16-byte blocks inside the text are
+// loaded; the tail is scanned bytewise (the text is NUL-terminated and
+// kIdent['\0'] is false).
+inline std::uint32_t ident_end(const unsigned char* u, std::uint32_t p, std::uint32_t n,
+                               unsigned& acc) {
+#if defined(__SSE2__)
+  const __m128i bias = _mm_set1_epi8(static_cast<char>(0x80));
+  while (p + 16 <= n) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(u + p));
+    // x in [lo, lo + len) as an unsigned byte compare: (x - lo) ^ 0x80 < len ^ 0x80 signed.
+    auto in_range = [&](__m128i x, char lo, int len) {
+      return _mm_cmplt_epi8(_mm_xor_si128(_mm_sub_epi8(x, _mm_set1_epi8(lo)), bias),
+                            _mm_set1_epi8(static_cast<char>(len ^ 0x80)));
+    };
+    const __m128i letter = in_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 26);
+    const __m128i digit = in_range(v, '0', 10);
+    const __m128i under = _mm_cmpeq_epi8(v, _mm_set1_epi8('_'));
+    const __m128i high = _mm_cmplt_epi8(v, _mm_setzero_si128());  // >= 0x80
+    const unsigned ident = static_cast<unsigned>(_mm_movemask_epi8(
+        _mm_or_si128(_mm_or_si128(letter, digit), _mm_or_si128(under, high))));
+    const unsigned high_bits = static_cast<unsigned>(_mm_movemask_epi8(high));
+    if (ident != 0xFFFFu) {
+      const int len = std::countr_one(ident);
+      if (high_bits & ((1u << len) - 1)) acc |= 0x80;
+      return p + static_cast<std::uint32_t>(len);
+    }
+    if (high_bits) acc |= 0x80;
+    p += 16;
+  }
+#else
+  (void)n;
+#endif
+  while (kIdent.v[u[p]]) acc |= u[p++];
+  return p;
+}
+
+// Number of ' ' bytes at p (p <= n), 8 at a time: indentation is most of
+// the whitespace in real code.
+inline std::uint32_t space_run(const char* s, std::uint32_t p, std::uint32_t n) {
+  const std::uint32_t start = p;
+  if constexpr (std::endian::native == std::endian::little) {
+    constexpr std::uint64_t kSpaces = 0x2020202020202020ull;
+    while (p + 8 <= n) {
+      std::uint64_t w;
+      std::memcpy(&w, s + p, 8);
+      const std::uint64_t x = w ^ kSpaces;
+      if (x) return p + static_cast<std::uint32_t>(std::countr_zero(x) / 8) - start;
+      p += 8;
+    }
+  }
+  while (p < n && s[p] == ' ') ++p;
+  return p - start;
+}
+
 // Characters that end a fast scan inside a string literal.
 struct StringStopTable {
   bool v[256];
@@ -67,62 +130,60 @@ struct StringStopTable {
 };
 constexpr StringStopTable kStringStop;
 
-Tok keyword(const char* p, std::size_t len) {
-  auto eq = [&](const char* k) { return std::memcmp(p, k, len) == 0; };
-  switch (len) {
-    case 2:
-      if (eq("if")) return Tok::KwIf;
-      if (eq("in")) return Tok::KwIn;
-      if (eq("is")) return Tok::KwIs;
-      if (eq("as")) return Tok::KwAs;
-      if (eq("or")) return Tok::KwOr;
-      break;
-    case 3:
-      if (eq("def")) return Tok::KwDef;
-      if (eq("for")) return Tok::KwFor;
-      if (eq("and")) return Tok::KwAnd;
-      if (eq("not")) return Tok::KwNot;
-      if (eq("del")) return Tok::KwDel;
-      if (eq("try")) return Tok::KwTry;
-      break;
-    case 4:
-      if (eq("None")) return Tok::KwNone;
-      if (eq("True")) return Tok::KwTrue;
-      if (eq("else")) return Tok::KwElse;
-      if (eq("elif")) return Tok::KwElif;
-      if (eq("from")) return Tok::KwFrom;
-      if (eq("pass")) return Tok::KwPass;
-      if (eq("with")) return Tok::KwWith;
-      break;
-    case 5:
-      if (eq("False")) return Tok::KwFalse;
-      if (eq("class")) return Tok::KwClass;
-      if (eq("yield")) return Tok::KwYield;
-      if (eq("while")) return Tok::KwWhile;
-      if (eq("raise")) return Tok::KwRaise;
-      if (eq("break")) return Tok::KwBreak;
-      if (eq("async")) return Tok::KwAsync;
-      if (eq("await")) return Tok::KwAwait;
-      break;
-    case 6:
-      if (eq("return")) return Tok::KwReturn;
-      if (eq("import")) return Tok::KwImport;
-      if (eq("lambda")) return Tok::KwLambda;
-      if (eq("except")) return Tok::KwExcept;
-      if (eq("assert")) return Tok::KwAssert;
-      if (eq("global")) return Tok::KwGlobal;
-      break;
-    case 7:
-      if (eq("finally")) return Tok::KwFinally;
-      break;
-    case 8:
-      if (eq("continue")) return Tok::KwContinue;
-      if (eq("nonlocal")) return Tok::KwNonlocal;
-      break;
-    default:
-      break;
+// Hard keywords by a perfect hash of (first byte, last byte, length): one
+// table probe and at most one compare per identifier, instead of a chain of
+// compares per length. The constants were searched for offline;
+// make_keyword_table() fails to compile if two keywords ever collide.
+struct KeywordEntry {
+  const char* text = nullptr;
+  std::uint8_t len = 0;
+  Tok kind = Tok::Name;
+};
+constexpr std::size_t kKeywordSlots = 128;
+constexpr std::size_t keyword_slot(unsigned char first, unsigned char last, std::size_t len) {
+  return (first + 11u * last + len) % kKeywordSlots;
+}
+struct KeywordTable {
+  KeywordEntry slot[kKeywordSlots];
+};
+constexpr std::size_t cstr_len(const char* s) {
+  std::size_t n = 0;
+  while (s[n]) ++n;
+  return n;
+}
+constexpr KeywordTable make_keyword_table() {
+  const KeywordEntry all[] = {
+      {"False", 0, Tok::KwFalse},   {"None", 0, Tok::KwNone},         {"True", 0, Tok::KwTrue},
+      {"and", 0, Tok::KwAnd},       {"as", 0, Tok::KwAs},             {"assert", 0, Tok::KwAssert},
+      {"async", 0, Tok::KwAsync},   {"await", 0, Tok::KwAwait},       {"break", 0, Tok::KwBreak},
+      {"class", 0, Tok::KwClass},   {"continue", 0, Tok::KwContinue}, {"def", 0, Tok::KwDef},
+      {"del", 0, Tok::KwDel},       {"elif", 0, Tok::KwElif},         {"else", 0, Tok::KwElse},
+      {"except", 0, Tok::KwExcept}, {"finally", 0, Tok::KwFinally},   {"for", 0, Tok::KwFor},
+      {"from", 0, Tok::KwFrom},     {"global", 0, Tok::KwGlobal},     {"if", 0, Tok::KwIf},
+      {"import", 0, Tok::KwImport}, {"in", 0, Tok::KwIn},             {"is", 0, Tok::KwIs},
+      {"lambda", 0, Tok::KwLambda}, {"nonlocal", 0, Tok::KwNonlocal}, {"not", 0, Tok::KwNot},
+      {"or", 0, Tok::KwOr},         {"pass", 0, Tok::KwPass},         {"raise", 0, Tok::KwRaise},
+      {"return", 0, Tok::KwReturn}, {"try", 0, Tok::KwTry},           {"while", 0, Tok::KwWhile},
+      {"with", 0, Tok::KwWith},     {"yield", 0, Tok::KwYield},
+  };
+  KeywordTable t{};
+  for (KeywordEntry k : all) {
+    k.len = static_cast<std::uint8_t>(cstr_len(k.text));
+    const std::size_t h = keyword_slot(static_cast<unsigned char>(k.text[0]),
+                                       static_cast<unsigned char>(k.text[k.len - 1]), k.len);
+    if (t.slot[h].text) throw "keyword hash collision";  // not a constant expression
+    t.slot[h] = k;
   }
-  return Tok::Name;
+  return t;
+}
+constexpr KeywordTable kKeywords = make_keyword_table();
+
+Tok keyword(const char* p, std::size_t len) {
+  if (len < 2 || len > 8) return Tok::Name;
+  const KeywordEntry& k = kKeywords.slot[keyword_slot(static_cast<unsigned char>(p[0]),
+                                                      static_cast<unsigned char>(p[len - 1]), len)];
+  if (k.len != len || k.text[0] != p[0] || std::memcmp(k.text, p, len) != 0) return Tok::Name;
+  return k.kind;
 }
 
 std::string format_u(const char* fmt, std::uint32_t cp) {
@@ -175,12 +236,25 @@ class Lexer {
     p = static_cast<std::uint32_t>(q - s_);
     return p < n_ ? p : n_;
   }
+  // Token lines come from a cursor over the line starts that only moves
+  // forward (token offsets are non-decreasing, bar an error token that
+  // points back, which gets the cursor's line as before): one predictable
+  // compare per token instead of a second pass over the tokens.
+  std::uint32_t advance_line(std::uint32_t off) {
+    while (off >= next_line_start_) {
+      ++line_;
+      next_line_start_ = line_ < nlines_ ? line_starts_[line_] : UINT32_MAX;
+    }
+    return line_;
+  }
   void emit(Tok kind, std::uint32_t b, std::uint32_t e, std::uint8_t flags = 0) {
     Token t;
     t.kind = kind;
     t.flags = flags;
     t.begin = b;
     t.end = e;
+    t.line = advance_line(b);
+    t.end_line = advance_line(e > b ? e - 1 : b);
     out_.tokens.push_back(t);
   }
   void trivia(Trivia::Kind k, std::uint32_t b, std::uint32_t e) {
@@ -232,6 +306,7 @@ class Lexer {
   }
 
   bool normal_step();
+  [[gnu::always_inline]] bool normal_token();
   bool fstring_step();
   bool indentation();
   bool at_eof();
@@ -258,6 +333,11 @@ class Lexer {
   int indent_ = 0;
   std::vector<Paren> parens_;
   std::vector<FMode> modes_;
+  // emit()'s line cursor (see advance_line)
+  const std::uint32_t* line_starts_ = nullptr;
+  std::uint32_t nlines_ = 0;
+  std::uint32_t line_ = 1;
+  std::uint32_t next_line_start_ = UINT32_MAX;
 };
 
 void Lexer::run() {
@@ -289,6 +369,10 @@ void Lexer::run() {
   // About one token per 7 bytes in real code; one trivia per 60.
   out_.tokens.reserve(n_ / 6 + 16);
   out_.trivia.reserve(n_ / 48 + 16);
+  line_starts_ = starts.data();
+  nlines_ = static_cast<std::uint32_t>(starts.size());
+  line_ = 1;
+  next_line_start_ = nlines_ > 1 ? starts[1] : UINT32_MAX;
 
   while (!done_) {
     if (!modes_.empty() && !modes_.back().regular) {
@@ -296,18 +380,6 @@ void Lexer::run() {
     } else {
       if (!normal_step()) break;
     }
-  }
-
-  // Lines of the tokens: begins and ends are non-decreasing, one cursor.
-  std::uint32_t line = 1;
-  const std::uint32_t nlines = static_cast<std::uint32_t>(starts.size());
-  auto advance_to = [&](std::uint32_t off) {
-    while (line < nlines && starts[line] <= off) ++line;
-    return line;
-  };
-  for (Token& t : out_.tokens) {
-    t.line = advance_to(t.begin);
-    t.end_line = advance_to(t.end > t.begin ? t.end - 1 : t.begin);
   }
 }
 
@@ -317,6 +389,11 @@ bool Lexer::indentation() {
   int col = 0, altcol = 0;
   int cont_line_col = 0;
   const std::uint32_t line_begin = pos_;
+  {
+    const int spaces = static_cast<int>(space_run(s_, pos_, n_));
+    col = altcol = spaces;
+    pos_ += static_cast<std::uint32_t>(spaces);
+  }
   for (;;) {
     unsigned char c = at(pos_);
     if (pos_ >= n_) break;
@@ -409,7 +486,18 @@ bool Lexer::at_eof() {
   return false;
 }
 
+// Outside f-strings, lex token after token here rather than returning to
+// run() for each one (a big function's call and return per token); inside a
+// replacement field, one token at a time, since any token may switch the
+// f-string mode.
 bool Lexer::normal_step() {
+  do {
+    if (!normal_token()) return false;
+  } while (modes_.empty());
+  return true;
+}
+
+[[gnu::always_inline]] inline bool Lexer::normal_token() {
   for (;;) {  // nextline
     blankline_ = false;
     if (atbol_) {
@@ -457,6 +545,44 @@ bool Lexer::normal_step() {
       if (c == '\\') {
         if (!continuation()) return false;
         continue;  // again
+      }
+      if (modes_.empty()) {
+        // The commonest operators, outside f-strings: what operator_token()
+        // does for them, without its f-string and error cases. (The text is
+        // NUL-terminated, so s_[pos_ + 1] is readable.)
+        const std::uint32_t b = pos_;
+        switch (c) {
+          case ',':
+            emit(Tok::Comma, b, b + 1);
+            pos_ = b + 1;
+            return true;
+          case '=':
+          case ':':
+            if (s_[b + 1] == '=') break;
+            emit(c == '=' ? Tok::Equal : Tok::Colon, b, b + 1);
+            pos_ = b + 1;
+            return true;
+          case '(':
+          case '[':
+          case '{':
+            if (parens_.size() >= kMaxLevel) break;
+            parens_.push_back(Paren{static_cast<char>(c), b});
+            emit(c == '(' ? Tok::LPar : c == '[' ? Tok::LSqb : Tok::LBrace, b, b + 1);
+            pos_ = b + 1;
+            return true;
+          case ')':
+          case ']':
+          case '}': {
+            const char open = c == ')' ? '(' : c == ']' ? '[' : '{';
+            if (parens_.empty() || parens_.back().c != open) break;
+            parens_.pop_back();
+            emit(c == ')' ? Tok::RPar : c == ']' ? Tok::RSqb : Tok::RBrace, b, b + 1);
+            pos_ = b + 1;
+            return true;
+          }
+          default:
+            break;
+        }
       }
       return operator_token();
     }
@@ -544,10 +670,8 @@ bool Lexer::identifier_or_string() {
       return string(start, p, flags);
     }
   }
-  // The text is NUL-terminated (std::string) and kIdent['\0'] is false.
-  const auto* u = reinterpret_cast<const unsigned char*>(s_);
   unsigned acc = 0;
-  while (kIdent.v[u[p]]) acc |= u[p++];
+  p = ident_end(reinterpret_cast<const unsigned char*>(s_), p, n_, acc);
   const bool nonascii = (acc & 0x80) != 0;
   if (nonascii && !verify_identifier(start, p)) return false;
   Tok kind = nonascii ? Tok::Name : keyword(s_ + start, p - start);
