@@ -6,16 +6,20 @@ Tree::Tree() {
   nodes_.push_back(Node{});  // NodeId{0} is None
 }
 
-void Tree::reserve_for_source(std::string_view source) {
-  const std::size_t bytes = source.size();
-  const std::size_t nodes = bytes / 12 + 16;
-  nodes_.reserve(nodes);
-  fields_.reserve(nodes * 2 + 16);
-  lists_.reserve(nodes / 2 + 16);
-  constants_.reserve(nodes / 8 + 16);
+void Tree::reserve_for_source(std::string_view source, std::size_t tokens) {
+  // Per token, over the 3.11 stdlib's files: nodes median 0.56, 99th
+  // percentile 0.67; fields 1.43 / 1.63; list words 0.29 / 0.44; constants
+  // 0.06 / 0.38. Reserving a little over the 99th percentile means almost no
+  // file ever regrows (a regrowth copies everything built so far), and
+  // capacity that is never written costs no memory pages.
+  nodes_.reserve(tokens * 7 / 10 + 16);
+  fields_.reserve(tokens * 17 / 10 + 16);
+  lists_.reserve(tokens / 2 + 16);
+  constants_.reserve(tokens / 4 + 16);
   // The source itself plus what escapes, concatenations and normalised
-  // identifiers add (a small fraction in practice).
-  strings_.reserve(bytes + bytes / 16 + 64);
+  // identifiers add (median 1%, 99th percentile 40% of the source).
+  const std::size_t bytes = source.size();
+  strings_.reserve(bytes + bytes / 4 + 64);
   if (strings_.empty()) {
     strings_.assign(source);
     source_size_ = static_cast<std::uint32_t>(bytes);

@@ -163,10 +163,9 @@ class Tree {
 
   // ---- building (used by the parser)
   // Start the string arena with a copy of `source` (offsets in the arena are
-  // then source offsets, see source_ref) and reserve room for its tree from
-  // the stdlib's density (about one node per 13 bytes), so building rarely
-  // reallocates.
-  void reserve_for_source(std::string_view source);
+  // then source offsets, see source_ref) and reserve room for the tree of its
+  // `tokens` tokens, so that building almost never reallocates.
+  void reserve_for_source(std::string_view source, std::size_t tokens);
   NodeId add(NodeKind kind, std::uint32_t begin, std::uint32_t end,
              const Position& pos, std::initializer_list<Field> fields) {
     assert(fields.size() == node_info(kind).field_count);

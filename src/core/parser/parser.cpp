@@ -14,7 +14,7 @@ namespace gm {
 ParseResult parse_module(const Source& source, const ParseOptions& options) {
   ParseResult result;
   result.lexed = lex(source);
-  result.tree.reserve_for_source(source.text());
+  result.tree.reserve_for_source(source.text(), result.lexed.tokens.size());
   detail::Parser parser(source, result.lexed, result.tree, options);
   try {
     const ast::NodeId root = parser.parse_file();

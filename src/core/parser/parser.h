@@ -294,7 +294,18 @@ class Parser {
   bool parenthesized_with_items(std::size_t base);
   NodeId try_statement();
   NodeId decorated();
+  // End of the compound statement just parsed (CPython 3.9+: its last
+  // non-layout token; 3.8: its last block's last statement), and its line.
   std::uint32_t compound_end() const;
+  struct EndPosition {
+    std::uint32_t end;
+    std::uint32_t line;
+  };
+  EndPosition compound_end_position() const;
+  // A compound statement node from `first` to compound_end(), positioned
+  // from token lines rather than line searches (its start is far behind).
+  NodeId make_compound(NodeKind kind, const Token& first,
+                       std::initializer_list<ast::Field> fields);
   // ':' after a compound statement header. CPython 3.10+ says "expected ':'"
   // where its grammar forces the token (&&':') or a NEWLINE comes instead.
   void expect_colon(bool forced);

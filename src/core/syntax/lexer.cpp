@@ -366,8 +366,10 @@ void Lexer::run() {
       }
     }
   }
-  // About one token per 7 bytes in real code; one trivia per 60.
-  out_.tokens.reserve(n_ / 6 + 16);
+  // Tokens per byte over the 3.11 stdlib: median 0.17, 99th percentile
+  // 0.29 (regrowing copies every token so far; unwritten capacity costs no
+  // memory pages). About one trivia per 60 bytes.
+  out_.tokens.reserve(n_ * 3 / 10 + 16);
   out_.trivia.reserve(n_ / 48 + 16);
   line_starts_ = starts.data();
   nlines_ = static_cast<std::uint32_t>(starts.size());
