@@ -242,6 +242,17 @@ class Parser {
     Parser& p_;
   };
   bool is_parenthesized(NodeId e) const;
+  // A primary that expression() parsed ahead (its fast path), for the
+  // precedence chain disjunction .. primary to start from: primary() returns
+  // it (and clears it) instead of parsing, the rules above it skip their
+  // prefix operators (`not`, unary +-~, `await`) and take their first token
+  // from rule_first(). Set only right before expression() calls disjunction(),
+  // so it is always consumed by that call's leftmost descent.
+  NodeId pending_primary_{};
+  std::size_t pending_first_ = 0;
+  const Token& rule_first() const {
+    return pending_primary_ ? tokens_[pending_first_] : tokens_[pos_];
+  }
 
   // ======================================================================
   // f-strings (fstrings.cpp)
