@@ -3,15 +3,11 @@
 #include "syntax/lexer.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
+#include "syntax/scan.h"
 #include "syntax/unicode_tables.h"
 
 namespace gm {
@@ -54,81 +50,7 @@ constexpr bool is_ident_char(unsigned char c) {
          c >= 128;
 }
 
-// Identifier-character lookup table (ASCII letters, digits, '_', >= 0x80).
-struct IdentTable {
-  bool v[256];
-  constexpr IdentTable() : v() {
-    for (int c = 0; c < 256; ++c) v[c] = is_ident_char(static_cast<unsigned char>(c));
-  }
-};
-constexpr IdentTable kIdent;
 
-// End of the run of identifier bytes (kIdent) starting at p, p <= n; `acc`
-// gets the OR of the run's bytes (bit 7: non-ASCII). Identifiers average a
-// few bytes, so a byte loop pays a mispredicted exit per name; SSE2 (part of
-// x86-64) classifies 16 bytes at once and the first non-identifier byte is a
-// count of trailing ones. Only whole 16-byte blocks inside the text are
-// loaded; the tail is scanned bytewise (the text is NUL-terminated and
-// kIdent['\0'] is false).
-inline std::uint32_t ident_end(const unsigned char* u, std::uint32_t p, std::uint32_t n,
-                               unsigned& acc) {
-#if defined(__SSE2__)
-  const __m128i bias = _mm_set1_epi8(static_cast<char>(0x80));
-  while (p + 16 <= n) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(u + p));
-    // x in [lo, lo + len) as an unsigned byte compare: (x - lo) ^ 0x80 < len ^ 0x80 signed.
-    auto in_range = [&](__m128i x, char lo, int len) {
-      return _mm_cmplt_epi8(_mm_xor_si128(_mm_sub_epi8(x, _mm_set1_epi8(lo)), bias),
-                            _mm_set1_epi8(static_cast<char>(len ^ 0x80)));
-    };
-    const __m128i letter = in_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 26);
-    const __m128i digit = in_range(v, '0', 10);
-    const __m128i under = _mm_cmpeq_epi8(v, _mm_set1_epi8('_'));
-    const __m128i high = _mm_cmplt_epi8(v, _mm_setzero_si128());  // >= 0x80
-    const unsigned ident = static_cast<unsigned>(_mm_movemask_epi8(
-        _mm_or_si128(_mm_or_si128(letter, digit), _mm_or_si128(under, high))));
-    const unsigned high_bits = static_cast<unsigned>(_mm_movemask_epi8(high));
-    if (ident != 0xFFFFu) {
-      const int len = std::countr_one(ident);
-      if (high_bits & ((1u << len) - 1)) acc |= 0x80;
-      return p + static_cast<std::uint32_t>(len);
-    }
-    if (high_bits) acc |= 0x80;
-    p += 16;
-  }
-#else
-  (void)n;
-#endif
-  while (kIdent.v[u[p]]) acc |= u[p++];
-  return p;
-}
-
-// Number of ' ' bytes at p (p <= n), 8 at a time: indentation is most of
-// the whitespace in real code.
-inline std::uint32_t space_run(const char* s, std::uint32_t p, std::uint32_t n) {
-  const std::uint32_t start = p;
-  if constexpr (std::endian::native == std::endian::little) {
-    constexpr std::uint64_t kSpaces = 0x2020202020202020ull;
-    while (p + 8 <= n) {
-      std::uint64_t w;
-      std::memcpy(&w, s + p, 8);
-      const std::uint64_t x = w ^ kSpaces;
-      if (x) return p + static_cast<std::uint32_t>(std::countr_zero(x) / 8) - start;
-      p += 8;
-    }
-  }
-  while (p < n && s[p] == ' ') ++p;
-  return p - start;
-}
-
-// Characters that end a fast scan inside a string literal.
-struct StringStopTable {
-  bool v[256];
-  constexpr StringStopTable() : v() {
-    for (unsigned char c : {'\0', '\n', '\r', '\\', '\'', '"'}) v[c] = true;
-  }
-};
-constexpr StringStopTable kStringStop;
 
 // Hard keywords by a perfect hash of (first byte, last byte, length): one
 // table probe and at most one compare per identifier, instead of a chain of
@@ -229,13 +151,7 @@ class Lexer {
     return (s_[p] == '\r' && p + 1 < n_ && s_[p + 1] == '\n') ? 2 : 1;
   }
   // Offset of the line break (or EOF) ending the physical line containing p.
-  std::uint32_t eol(std::uint32_t p) const {
-    // NUL-terminated text: stop at '\n', '\r' or the end.
-    const char* q = s_ + p;
-    while (*q != '\n' && *q != '\r' && *q != '\0') ++q;
-    p = static_cast<std::uint32_t>(q - s_);
-    return p < n_ ? p : n_;
-  }
+  std::uint32_t eol(std::uint32_t p) const { return p < n_ ? scan::line_end(s_, p, n_) : n_; }
   // Token lines come from a cursor over the line starts that only moves
   // forward (token offsets are non-decreasing, bar an error token that
   // points back, which gets the cursor's line as before): one predictable
@@ -346,15 +262,7 @@ void Lexer::run() {
   starts.reserve(n_ / 24 + 16);
   starts.push_back(pos_);
   if (!std::memchr(s_ + pos_, '\r', n_ - pos_)) {
-    // LF only (the common case): memchr from line to line.
-    const char* p = s_ + pos_;
-    const char* end = s_ + n_;
-    while (p < end) {
-      const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
-      if (!nl) break;
-      p = static_cast<const char*>(nl) + 1;
-      starts.push_back(static_cast<std::uint32_t>(p - s_));
-    }
+    scan::lf_line_starts(s_, pos_, n_, starts);  // LF only: the common case
   } else {
     for (std::uint32_t i = pos_; i < n_; ++i) {
       char c = s_[i];
@@ -392,7 +300,7 @@ bool Lexer::indentation() {
   int cont_line_col = 0;
   const std::uint32_t line_begin = pos_;
   {
-    const int spaces = static_cast<int>(space_run(s_, pos_, n_));
+    const int spaces = static_cast<int>(scan::space_run(s_, pos_, n_));
     col = altcol = spaces;
     pos_ += static_cast<std::uint32_t>(spaces);
   }
@@ -673,7 +581,7 @@ bool Lexer::identifier_or_string() {
     }
   }
   unsigned acc = 0;
-  p = ident_end(reinterpret_cast<const unsigned char*>(s_), p, n_, acc);
+  p = scan::ident_end(s_, p, n_, acc);
   const bool nonascii = (acc & 0x80) != 0;
   if (nonascii && !verify_identifier(start, p)) return false;
   Tok kind = nonascii ? Tok::Name : keyword(s_ + start, p - start);
@@ -887,12 +795,9 @@ bool Lexer::string(std::uint32_t start, std::uint32_t quote_pos, std::uint8_t fl
   }
   if (quote_size == 3) flags |= kTripleQuoted;
   bool escaped_quote = false;
-  const auto* u = reinterpret_cast<const unsigned char*>(s_);
   while (end_quote_size != quote_size) {
-    // Fast skip over ordinary characters (NUL-terminated text).
-    if (end_quote_size == 0) {
-      while (!kStringStop.v[u[p]]) ++p;
-    }
+    // Fast skip over ordinary characters.
+    if (end_quote_size == 0) p = scan::string_stop(s_, p, n_, quote);
     if (p >= n_ || (quote_size == 1 && (s_[p] == '\n' || s_[p] == '\r'))) {
       // Unterminated: reported at the start of the token.
       std::uint32_t detected = p >= n_ ? line_of(n_ > 0 ? n_ - 1 : 0) : line_of(p);
