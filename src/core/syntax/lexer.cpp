@@ -52,6 +52,38 @@ constexpr bool is_ident_char(unsigned char c) {
 
 
 
+// What the byte at a token's start begins, for normal_token's dispatch.
+enum class Start : std::uint8_t {
+  Other, Space, Hash, LineBreak, Ident, Digit, Dot, Quote, Backslash, End, Comma, EqualOrColon,
+  Open, Close
+};
+struct StartTable {
+  Start v[256];
+};
+constexpr StartTable make_start_table() {
+  StartTable t{};
+  for (int i = 0; i < 256; ++i) {
+    const auto c = static_cast<unsigned char>(i);
+    Start k = Start::Other;
+    if (c == ' ' || c == '\t' || c == '\f') k = Start::Space;
+    else if (c == '#') k = Start::Hash;
+    else if (c == '\n' || c == '\r') k = Start::LineBreak;
+    else if (is_ident_start(c)) k = Start::Ident;
+    else if (is_digit(c)) k = Start::Digit;
+    else if (c == '.') k = Start::Dot;
+    else if (c == '"' || c == '\'') k = Start::Quote;
+    else if (c == '\\') k = Start::Backslash;
+    else if (c == 0) k = Start::End;
+    else if (c == ',') k = Start::Comma;
+    else if (c == '=' || c == ':') k = Start::EqualOrColon;
+    else if (c == '(' || c == '[' || c == '{') k = Start::Open;
+    else if (c == ')' || c == ']' || c == '}') k = Start::Close;
+    t.v[i] = k;
+  }
+  return t;
+}
+constexpr StartTable kStartClass = make_start_table();
+
 // Hard keywords by a perfect hash of (first byte, last byte, length): one
 // table probe and at most one compare per identifier, instead of a chain of
 // compares per length. The constants were searched for offline;
@@ -415,86 +447,86 @@ bool Lexer::normal_step() {
       if (!indentation()) return false;
     }
     for (;;) {  // again
-      // Skip spaces.
-      unsigned char c = at(pos_);
-      while (c == ' ' || c == '\t' || c == '\f') c = at(++pos_);
-      if (pos_ >= n_) return at_eof();
-      if (c == '#') {
-        std::uint32_t b = pos_;
-        std::uint32_t e = eol(pos_);
-        trivia(Trivia::Kind::Comment, b, e);
-        pos_ = e;
-        if (pos_ >= n_) return at_eof();
-        c = at(pos_);
-      }
-      if (c == '\n' || c == '\r') {
-        std::uint32_t b = pos_;
-        pos_ += nl_len(pos_);
-        atbol_ = true;
-        if (blankline_ || !parens_.empty()) {
-          trivia(Trivia::Kind::NonLogicalNewline, b, pos_);
-          break;  // nextline
+      // One table lookup and one jump per token start (and per space)
+      // instead of a chain of tests whose outcome changes from token to
+      // token.
+      const unsigned char c = at(pos_);
+      const std::uint32_t b = pos_;
+      switch (kStartClass.v[c]) {
+        case Start::Space:
+          ++pos_;
+          continue;
+        case Start::Hash: {
+          if (pos_ >= n_) return at_eof();  // (a NUL is never in the text)
+          const std::uint32_t e = eol(pos_);
+          trivia(Trivia::Kind::Comment, b, e);
+          pos_ = e;
+          if (pos_ >= n_) return at_eof();
+          continue;  // at the line break
         }
-        emit(Tok::Newline, b, pos_);
-        return true;
-      }
-      if (is_ident_start(c)) return identifier_or_string();
-      if (is_digit(c)) return number();
-      if (c == '.') {
-        if (is_digit(at(pos_ + 1))) return number();
-        if (at(pos_ + 1) == '.' && at(pos_ + 2) == '.') {
-          emit(Tok::Ellipsis, pos_, pos_ + 3);
-          pos_ += 3;
+        case Start::LineBreak:
+          pos_ += nl_len(pos_);
+          atbol_ = true;
+          if (blankline_ || !parens_.empty()) {
+            trivia(Trivia::Kind::NonLogicalNewline, b, pos_);
+            break;  // nextline
+          }
+          emit(Tok::Newline, b, pos_);
           return true;
-        }
-        emit(Tok::Dot, pos_, pos_ + 1);
-        ++pos_;
-        return true;
-      }
-      if (c == '"' || c == '\'') return string(pos_, pos_, 0);
-      if (c == '\\') {
-        if (!continuation()) return false;
-        continue;  // again
-      }
-      if (modes_.empty()) {
-        // The commonest operators, outside f-strings: what operator_token()
-        // does for them, without its f-string and error cases. (The text is
-        // NUL-terminated, so s_[pos_ + 1] is readable.)
-        const std::uint32_t b = pos_;
-        switch (c) {
-          case ',':
-            emit(Tok::Comma, b, b + 1);
-            pos_ = b + 1;
-            return true;
-          case '=':
-          case ':':
-            if (s_[b + 1] == '=') break;
-            emit(c == '=' ? Tok::Equal : Tok::Colon, b, b + 1);
-            pos_ = b + 1;
-            return true;
-          case '(':
-          case '[':
-          case '{':
-            if (parens_.size() >= kMaxLevel) break;
-            parens_.push_back(Paren{static_cast<char>(c), b});
-            emit(c == '(' ? Tok::LPar : c == '[' ? Tok::LSqb : Tok::LBrace, b, b + 1);
-            pos_ = b + 1;
-            return true;
-          case ')':
-          case ']':
-          case '}': {
-            const char open = c == ')' ? '(' : c == ']' ? '[' : '{';
-            if (parens_.empty() || parens_.back().c != open) break;
-            parens_.pop_back();
-            emit(c == ')' ? Tok::RPar : c == ']' ? Tok::RSqb : Tok::RBrace, b, b + 1);
-            pos_ = b + 1;
+        case Start::Ident:
+          return identifier_or_string();
+        case Start::Digit:
+          return number();
+        case Start::Dot:
+          if (is_digit(at(pos_ + 1))) return number();
+          if (at(pos_ + 1) == '.' && at(pos_ + 2) == '.') {
+            emit(Tok::Ellipsis, b, b + 3);
+            pos_ = b + 3;
             return true;
           }
-          default:
-            break;
+          emit(Tok::Dot, b, b + 1);
+          pos_ = b + 1;
+          return true;
+        case Start::Quote:
+          return string(b, b, 0);
+        case Start::Backslash:
+          if (!continuation()) return false;
+          continue;
+        case Start::End:
+          if (pos_ >= n_) return at_eof();
+          return operator_token();  // a NUL inside the text: rejected there
+        // The commonest operators, outside f-strings: what operator_token()
+        // does for them, without its f-string and error cases. (The text is
+        // NUL-terminated, so s_[b + 1] is readable.)
+        case Start::Comma:
+          if (!modes_.empty()) return operator_token();
+          emit(Tok::Comma, b, b + 1);
+          pos_ = b + 1;
+          return true;
+        case Start::EqualOrColon:
+          if (!modes_.empty() || s_[b + 1] == '=') return operator_token();
+          emit(c == '=' ? Tok::Equal : Tok::Colon, b, b + 1);
+          pos_ = b + 1;
+          return true;
+        case Start::Open:
+          if (!modes_.empty() || parens_.size() >= kMaxLevel) return operator_token();
+          parens_.push_back(Paren{static_cast<char>(c), b});
+          emit(c == '(' ? Tok::LPar : c == '[' ? Tok::LSqb : Tok::LBrace, b, b + 1);
+          pos_ = b + 1;
+          return true;
+        case Start::Close: {
+          const char open = c == ')' ? '(' : c == ']' ? '[' : '{';
+          if (!modes_.empty() || parens_.empty() || parens_.back().c != open)
+            return operator_token();
+          parens_.pop_back();
+          emit(c == ')' ? Tok::RPar : c == ']' ? Tok::RSqb : Tok::RBrace, b, b + 1);
+          pos_ = b + 1;
+          return true;
         }
+        case Start::Other:
+          return operator_token();
       }
-      return operator_token();
+      break;  // nextline (only LineBreak gets here)
     }
   }
 }
