@@ -3,37 +3,42 @@
 namespace gm::ast {
 
 Tree::Tree() {
-  nodes_.emplace_back();  // NodeId{0} is None
+  nodes_.push_back(Node{});  // NodeId{0} is None
 }
 
-void Tree::reserve_for_source(std::size_t source_bytes) {
-  const std::size_t nodes = source_bytes / 12 + 16;
-  nodes_.reserve(nodes);
-  fields_.reserve(nodes * 2 + 16);
-  lists_.reserve(nodes / 2 + 16);
-  constants_.reserve(nodes / 8 + 16);
-  strings_.reserve(source_bytes / 3 + 64);
-}
-
-Field Tree::list(std::span<const NodeId> items) {
-  const auto offset = static_cast<std::uint32_t>(lists_.size());
-  lists_.insert(lists_.end(), items.begin(), items.end());
-  return {offset, static_cast<std::uint32_t>(items.size())};
+void Tree::reserve_for_source(std::string_view source, std::size_t tokens) {
+  // Per token, over the 3.11 stdlib's files: nodes median 0.56, 99th
+  // percentile 0.67; fields 1.43 / 1.63; list words 0.29 / 0.44; constants
+  // 0.06 / 0.38. Reserving a little over the 99th percentile means almost no
+  // file ever regrows (a regrowth copies everything built so far), and
+  // capacity that is never written costs no memory pages.
+  nodes_.reserve(tokens * 7 / 10 + 16);
+  fields_.reserve(tokens * 17 / 10 + 16);
+  lists_.reserve(tokens / 2 + 16);
+  constants_.reserve(tokens / 4 + 16);
+  // The source itself plus what escapes, concatenations and normalised
+  // identifiers add (median 1%, 99th percentile 40% of the source).
+  const std::size_t bytes = source.size();
+  strings_.reserve(bytes + bytes / 4 + 64);
+  if (strings_.empty()) {
+    strings_.assign(source);
+    source_size_ = static_cast<std::uint32_t>(bytes);
+  }
 }
 
 Field Tree::op_list(std::span<const NodeKind> ops) {
-  const auto offset = static_cast<std::uint32_t>(lists_.size());
-  for (NodeKind k : ops) lists_.push_back(NodeId{static_cast<std::uint32_t>(k)});
-  return {offset, static_cast<std::uint32_t>(ops.size())};
+  NodeId* out = lists_.extend(ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) out[i] = NodeId{static_cast<std::uint32_t>(ops[i])};
+  return {static_cast<std::uint32_t>(out - lists_.data()), static_cast<std::uint32_t>(ops.size())};
 }
 
 Field Tree::ident_list(std::span<const StrRef> names) {
-  const auto offset = static_cast<std::uint32_t>(lists_.size());
-  for (StrRef s : names) {
-    lists_.push_back(NodeId{s.offset});
-    lists_.push_back(NodeId{s.length});
+  NodeId* out = lists_.extend(names.size() * 2);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out[2 * i] = NodeId{names[i].offset};
+    out[2 * i + 1] = NodeId{names[i].length};
   }
-  return {offset, static_cast<std::uint32_t>(names.size())};
+  return {static_cast<std::uint32_t>(out - lists_.data()), static_cast<std::uint32_t>(names.size())};
 }
 
 StrRef Tree::intern(std::string_view s) {
@@ -45,11 +50,6 @@ StrRef Tree::intern(std::string_view s) {
 Field Tree::string(std::string_view s) {
   const StrRef r = intern(s);
   return {r.offset, r.length};
-}
-
-Field Tree::constant(const ConstantValue& v) {
-  constants_.push_back(v);
-  return {static_cast<std::uint32_t>(constants_.size() - 1), 0};
 }
 
 void Tree::set_field(NodeId id, int index, Field value) {

@@ -9,7 +9,11 @@
 //    NodeKind values in OpList; two words per entry — offset, length — in
 //    IdentList).
 //  - Strings (identifiers, string constants, digits of big ints) live in the
-//    `strings_` arena and are addressed by StrRef.
+//    `strings_` arena and are addressed by StrRef. When the tree is built
+//    from source (reserve_for_source), the arena starts with a copy of the
+//    source text, so a StrRef can also name source bytes by their offset:
+//    ASCII identifiers, string bodies without escapes and plain decimal
+//    digits are never copied again (the parser's hot path).
 #pragma once
 
 #include <array>
@@ -20,6 +24,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "ast/flat_array.h"
 
 namespace gm::ast {
 
@@ -156,15 +162,14 @@ class Tree {
   Tree();
 
   // ---- building (used by the parser)
-  // Reserve room for the tree of `source_bytes` bytes of Python, from the
-  // stdlib's density (about one node per 13 bytes), so building rarely
-  // reallocates.
-  void reserve_for_source(std::size_t source_bytes);
+  // Start the string arena with a copy of `source` (offsets in the arena are
+  // then source offsets, see source_ref) and reserve room for the tree of its
+  // `tokens` tokens, so that building almost never reallocates.
+  void reserve_for_source(std::string_view source, std::size_t tokens);
   NodeId add(NodeKind kind, std::uint32_t begin, std::uint32_t end,
              const Position& pos, std::initializer_list<Field> fields) {
     assert(fields.size() == node_info(kind).field_count);
-    const auto first = static_cast<std::uint32_t>(fields_.size());
-    fields_.insert(fields_.end(), fields.begin(), fields.end());
+    const auto first = static_cast<std::uint32_t>(fields_.append(fields.begin(), fields.size()));
     nodes_.push_back(Node{kind, begin, end, pos, first});
     return NodeId{static_cast<std::uint32_t>(nodes_.size() - 1)};
   }
@@ -174,13 +179,34 @@ class Tree {
   static Field none_string() { return {Field::kNone, 0}; }
   static Field integer(std::int32_t v) { return {static_cast<std::uint32_t>(v), 0}; }
   static Field op(NodeKind k) { return {static_cast<std::uint32_t>(k), 0}; }
-  Field list(std::span<const NodeId> items);
+  Field list(std::span<const NodeId> items) {
+    return {static_cast<std::uint32_t>(lists_.append(items.data(), items.size())),
+            static_cast<std::uint32_t>(items.size())};
+  }
   Field op_list(std::span<const NodeKind> ops);
   Field ident_list(std::span<const StrRef> names);
   Field string(std::string_view s);  // Ident / OptIdent / OptString
-  Field string(StrRef s) const { return {s.offset, s.length}; }
-  Field constant(const ConstantValue& v);
+  static Field string(StrRef s) { return {s.offset, s.length}; }
+  Field constant(const ConstantValue& v) {
+    constants_.push_back(v);
+    return {static_cast<std::uint32_t>(constants_.size() - 1), 0};
+  }
   StrRef intern(std::string_view s);
+  // Bytes [begin, end) of the source given to reserve_for_source, without
+  // copying them.
+  StrRef source_ref(std::uint32_t begin, std::uint32_t end) const {
+    assert(end >= begin && end <= source_size_);
+    return {begin, end - begin};
+  }
+  // Append to the arena through `write(std::string&)` (which may only
+  // append) and return what it appended: decoders write straight into the
+  // arena instead of into a temporary.
+  template <class Write>
+  StrRef append_string(Write&& write) {
+    const auto offset = static_cast<std::uint32_t>(strings_.size());
+    write(strings_);
+    return {offset, static_cast<std::uint32_t>(strings_.size() - offset)};
+  }
 
   // Change a field after the node was built (contexts, positions of
   // parenthesised expressions, ...).
@@ -213,11 +239,12 @@ class Tree {
   const ConstantValue& constant_at(Field f) const { return constants_[f.a]; }
 
  private:
-  std::vector<Node> nodes_;
-  std::vector<Field> fields_;
-  std::vector<NodeId> lists_;
-  std::vector<ConstantValue> constants_;
+  FlatArray<Node> nodes_;
+  FlatArray<Field> fields_;
+  FlatArray<NodeId> lists_;
+  FlatArray<ConstantValue> constants_;
   std::string strings_;
+  std::uint32_t source_size_ = 0;  // strings_[0, source_size_) is the source
   NodeId root_{};
 };
 

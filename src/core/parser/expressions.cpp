@@ -183,7 +183,22 @@ NodeId Parser::expression() {
   if ((k0 == Tok::Name || k0 == Tok::Number) && ends_expression(kind(1))) return atom();
   if (k0 == Tok::KwLambda) return lambda_expression();
   const Token& first = peek();
-  const NodeId body = disjunction();
+  NodeId body{};
+  if (k0 == Tok::Name) {
+    // Second fast path: a name with trailers (self.x, f(a), d[k]) is most
+    // often the whole expression. Parse the primary first; if a token that
+    // ends an expression follows, it is the result, and otherwise the
+    // precedence chain starts from it (pending_primary_) instead of
+    // descending eight rules to reach the same primary.
+    const std::size_t start = mark();
+    const NodeId p = primary();
+    if (ends_expression(kind())) return p;
+    pending_primary_ = p;
+    pending_first_ = start;
+    body = disjunction();
+  } else {
+    body = disjunction();
+  }
   if (!at(Tok::KwIf)) {
     if (bracket_depth_ > 0 && starts_expression(kind()) && version_at_least(10))
       missing_comma_error(first, body);
@@ -246,6 +261,7 @@ void Parser::missing_comma_error(const Token& first, NodeId a) {
     b = expression();
   } catch (const ParseAbort&) {
     b = NodeId{};
+    pending_primary_ = NodeId{};
   }
   error_.reset();
   bracket_depth_ = saved_brackets;
@@ -260,7 +276,7 @@ void Parser::missing_comma_error(const Token& first, NodeId a) {
 
 // disjunction: conjunction ('or' conjunction)*
 NodeId Parser::disjunction() {
-  const Token& first = peek();
+  const Token& first = rule_first();
   const NodeId v = conjunction();
   if (!at(Tok::KwOr)) return v;
   const std::size_t base = scratch_.size();
@@ -271,7 +287,7 @@ NodeId Parser::disjunction() {
 
 // conjunction: inversion ('and' inversion)*
 NodeId Parser::conjunction() {
-  const Token& first = peek();
+  const Token& first = rule_first();
   const NodeId v = inversion();
   if (!at(Tok::KwAnd)) return v;
   const std::size_t base = scratch_.size();
@@ -282,7 +298,7 @@ NodeId Parser::conjunction() {
 
 // inversion: 'not' inversion | comparison
 NodeId Parser::inversion() {
-  if (!at(Tok::KwNot)) return comparison();
+  if (pending_primary_ || !at(Tok::KwNot)) return comparison();
   DepthGuard guard(*this);
   const Token& kw = advance();
   const NodeId operand = inversion();
@@ -291,7 +307,7 @@ NodeId Parser::inversion() {
 
 // comparison: bitwise_or (compare_op bitwise_or)*
 NodeId Parser::comparison() {
-  const Token& first = peek();
+  const Token& first = rule_first();
   const NodeId left = bitwise_or();
   NodeKind op{};
   if (!at_compare_op(op)) return left;
@@ -338,7 +354,7 @@ NodeId Parser::bitwise_or() { return binary(1); }
 
 // Precedence climbing over | ^ & << >> + - * / // % @ (all left-associative).
 NodeId Parser::binary(int min_precedence) {
-  const Token& first = peek();
+  const Token& first = rule_first();
   NodeId left = factor();
   NodeKind op{};
   for (int prec = binary_precedence(kind(), op); prec >= min_precedence;
@@ -353,6 +369,7 @@ NodeId Parser::binary(int min_precedence) {
 
 // factor: ('+' | '-' | '~') factor | power
 NodeId Parser::factor() {
+  if (pending_primary_) return power();
   NodeKind op{};
   switch (kind()) {
     case Tok::Plus: op = NodeKind::UAdd; break;
@@ -369,9 +386,9 @@ NodeId Parser::factor() {
 // power: await_primary ['**' factor]
 // await_primary: AWAIT primary | primary
 NodeId Parser::power() {
-  const Token& first = peek();
+  const Token& first = rule_first();
   NodeId base{};
-  if (at(Tok::KwAwait)) {
+  if (!pending_primary_ && at(Tok::KwAwait)) {
     DepthGuard guard(*this);
     advance();
     const NodeId v = primary();
@@ -390,8 +407,14 @@ NodeId Parser::power() {
 // Primaries: atom followed by .name, (args), [slices]
 
 NodeId Parser::primary() {
-  const Token& first = peek();
-  NodeId e = atom();
+  const Token& first = rule_first();
+  NodeId e{};
+  if (pending_primary_) {
+    e = pending_primary_;  // the chain's leftmost primary, parsed already
+    pending_primary_ = NodeId{};
+  } else {
+    e = atom();
+  }
   for (;;) {
     switch (kind()) {
       case Tok::Dot: {
@@ -896,6 +919,19 @@ namespace gm::detail {
 
 NodeId Parser::number() {
   const Token& t = advance();
+  // The common case, a plain decimal int without '_' or leading zeros: its
+  // digits are its source text.
+  {
+    const std::string_view tt = text(t);
+    bool plain = tt.size() <= 4300 && (tt[0] != '0' || tt.size() == 1);
+    for (std::size_t i = 0; plain && i < tt.size(); ++i) plain = tt[i] >= '0' && tt[i] <= '9';
+    if (plain) {
+      ast::ConstantValue v;
+      v.kind = ast::ConstantValue::Kind::Int;
+      v.text = tree_.source_ref(t.begin, t.end);
+      return make(NodeKind::Constant, t, t, {tree_.constant(v), ast::Tree::none_string()});
+    }
+  }
   literals::Number n;
   if (auto err = literals::parse_number(text(t), n)) fail(t, std::move(err->message));
   ast::ConstantValue v;

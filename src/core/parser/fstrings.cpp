@@ -119,6 +119,8 @@ NodeId Parser::fstring_constant(std::string_view value, bool kind_u) {
 
 NodeId Parser::strings() {
   DepthGuard guard(*this);
+  if (at(Tok::String) && kind(1) != Tok::String && kind(1) != Tok::FStringStart)
+    return single_string();
   FStringState st;
   const Token& first = peek();
   st.first = &first;
@@ -219,6 +221,36 @@ NodeId Parser::strings() {
     for (NodeId n : st.whole_span) tree_.set_position(n, first.begin, last.end, whole);
   }
   return make(NodeKind::JoinedStr, first, last, {scratch_list(base)});
+}
+
+// The common case: one plain STRING token, no concatenation. Its value is
+// the body's own source text unless the lexer saw a backslash or CR in it
+// (kEscapes), and is decoded straight into the tree's arena otherwise, so no
+// temporary string is built.
+NodeId Parser::single_string() {
+  const Token& t = advance();
+  const std::string_view tt = text(t);
+  std::uint32_t prefix_len = 0;
+  while (tt[prefix_len] != '\'' && tt[prefix_len] != '"') ++prefix_len;
+  const std::uint32_t quote = (t.flags & kTripleQuoted) ? 3 : 1;
+  const std::uint32_t body_begin = t.begin + prefix_len + quote;
+  const std::uint32_t body_end = t.end - quote;
+  ast::ConstantValue cv;
+  if (!(t.flags & (kEscapes | kPrefixBytes))) {
+    cv.text = tree_.source_ref(body_begin, body_end);
+  } else {
+    const std::string_view body = source_.text().substr(body_begin, body_end - body_begin);
+    std::optional<literals::LiteralError> err;
+    cv.text = tree_.append_string(
+        [&](std::string& out) { err = literals::decode_body(body, t.flags, out); });
+    if (err) fail(t, std::move(err->message));
+  }
+  cv.kind = (t.flags & kPrefixBytes) ? ast::ConstantValue::Kind::Bytes
+                                     : ast::ConstantValue::Kind::Str;
+  // Constant.kind is 'u' for a u'' string (never for bytes: b and u do not mix).
+  const ast::Field kind_field =
+      tt[0] == 'u' ? tree_.string("u") : ast::Tree::none_string();
+  return make(NodeKind::Constant, t, t, {tree_.constant(cv), kind_field});
 }
 
 void Parser::fstring(std::vector<NodeId>& values) {

@@ -39,7 +39,7 @@ NodeId Parser::parameter(bool is_lambda, bool allow_star_annotation) {
     }
   }
   // The arg spans the tokens consumed: a parenthesised annotation's ')' too.
-  return make(NodeKind::arg, name.begin, previous().end,
+  return make(NodeKind::arg, name, previous(),
               {identifier(name), Tree::node(annotation), Tree::none_string()});
 }
 

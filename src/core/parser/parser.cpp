@@ -14,7 +14,7 @@ namespace gm {
 ParseResult parse_module(const Source& source, const ParseOptions& options) {
   ParseResult result;
   result.lexed = lex(source);
-  result.tree.reserve_for_source(source.text().size());
+  result.tree.reserve_for_source(source.text(), result.lexed.tokens.size());
   detail::Parser parser(source, result.lexed, result.tree, options);
   try {
     const ast::NodeId root = parser.parse_file();
@@ -38,7 +38,12 @@ namespace detail {
 
 Parser::Parser(const Source& source, const LexResult& lexed, ast::Tree& tree,
                const ParseOptions& options)
-    : source_(source), lexed_(lexed), tree_(tree), options_(options) {
+    : source_(source),
+      lexed_(lexed),
+      tree_(tree),
+      options_(options),
+      tokens_(lexed.tokens.data()),
+      ntokens_(lexed.tokens.size()) {
   scratch_.reserve(256);
   ops_scratch_.reserve(16);
 }
@@ -46,8 +51,7 @@ Parser::Parser(const Source& source, const LexResult& lexed, ast::Tree& tree,
 // ---------------------------------------------------------------------------
 // Token cursor
 
-const Token& Parser::expect(Tok k) {
-  if (kind() == k) return advance();
+void Parser::expect_failed(Tok k) {
   const Token& t = peek();
   if (k == Tok::Colon && version_at_least(10)) fail(t, "expected ':'");
   syntax_error_here();
@@ -164,21 +168,17 @@ void Parser::require_version(int minor_needed, const Token& at, std::string_view
 // ---------------------------------------------------------------------------
 // Depth guard
 
-Parser::DepthGuard::DepthGuard(Parser& p) : p_(p) {
-  if (++p_.depth_ > p_.options_.max_depth) {
-    SyntaxError e;
-    e.kind = "MemoryError";
-    e.message = "Parser stack overflowed - Python source too complex to parse";
-    const Token& t = p_.peek();
-    e.line = t.line;
-    e.col = p_.col_of(t.begin);
-    e.end_line = t.end_line;
-    e.end_col = t.end - p_.lexed_.lines.line_start(t.end_line);
-    p_.abort_with(std::move(e));
-  }
+void Parser::too_deep() {
+  SyntaxError e;
+  e.kind = "MemoryError";
+  e.message = "Parser stack overflowed - Python source too complex to parse";
+  const Token& t = peek();
+  e.line = t.line;
+  e.col = col_of(t.begin);
+  e.end_line = t.end_line;
+  e.end_col = t.end - lexed_.lines.line_start(t.end_line);
+  abort_with(std::move(e));
 }
-
-Parser::DepthGuard::~DepthGuard() { --p_.depth_; }
 
 // ---------------------------------------------------------------------------
 // Positions
@@ -195,15 +195,6 @@ std::uint32_t Parser::line_of(std::uint32_t offset) const {
 
 std::uint32_t Parser::col_of(std::uint32_t offset) const {
   return offset - lexed_.lines.line_start(line_of(offset));
-}
-
-Position Parser::position_of(const Token& first, const Token& last) const {
-  Position p;
-  p.lineno = static_cast<std::int32_t>(first.line);
-  p.col_offset = static_cast<std::int32_t>(first.begin - lexed_.lines.line_start(first.line));
-  p.end_lineno = static_cast<std::int32_t>(last.end_line);
-  p.end_col_offset = static_cast<std::int32_t>(last.end - lexed_.lines.line_start(last.end_line));
-  return p;
 }
 
 Position Parser::position_of(std::uint32_t begin, std::uint32_t end) const {
@@ -246,11 +237,6 @@ Position Parser::position_to(NodeId first, const Token& last) const {
 // ---------------------------------------------------------------------------
 // Node builders
 
-NodeId Parser::make(NodeKind kind, const Token& first, const Token& last,
-                    std::initializer_list<ast::Field> fields) {
-  return tree_.add(kind, first.begin, last.end, position_of(first, last), fields);
-}
-
 NodeId Parser::make(NodeKind kind, std::uint32_t begin, std::uint32_t end,
                     std::initializer_list<ast::Field> fields) {
   return tree_.add(kind, begin, end, position_of(begin, end), fields);
@@ -272,10 +258,8 @@ NodeId Parser::make_to(NodeKind kind, NodeId first, const Token& last,
   return tree_.add(kind, begin_of(first), last.end, position_to(first, last), fields);
 }
 
-ast::Field Parser::identifier(const Token& name) {
-  const std::string_view t = text(name);
-  if (!(name.flags & kNonAscii)) return tree_.string(t);
-  return tree_.string(literals::normalize_identifier(t));
+ast::Field Parser::normalized_identifier(const Token& name) {
+  return tree_.string(literals::normalize_identifier(text(name)));
 }
 
 ast::Field Parser::scratch_list(std::size_t base) {

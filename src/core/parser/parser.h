@@ -48,30 +48,35 @@ class Parser {
   // ======================================================================
   // The token stream always ends with EndMarker (or Error) and pos_ never
   // moves past it, so tokens[pos_] is always valid; lookahead clamps.
-  const Token& peek() const { return lexed_.tokens[pos_]; }
+  // (tokens_ / ntokens_ cache lexed_.tokens' data and size: the token vector
+  // never changes while parsing, and the cursor is the hottest code here.)
+  const Token& peek() const { return tokens_[pos_]; }
   const Token& peek(int ahead) const {
     const std::size_t i = pos_ + static_cast<std::size_t>(ahead);
-    const std::size_t n = lexed_.tokens.size();
-    return lexed_.tokens[i < n ? i : n - 1];
+    return tokens_[i < ntokens_ ? i : ntokens_ - 1];
   }
-  Tok kind() const { return lexed_.tokens[pos_].kind; }
+  Tok kind() const { return tokens_[pos_].kind; }
   Tok kind(int ahead) const { return peek(ahead).kind; }
   bool at(Tok k) const { return kind() == k; }
   // consume and return the current token (never steps past the last one)
   const Token& advance() {
-    const Token& t = lexed_.tokens[pos_];
-    if (pos_ + 1 < lexed_.tokens.size()) ++pos_;
+    const Token& t = tokens_[pos_];
+    if (pos_ + 1 < ntokens_) ++pos_;
     return t;
   }
   // consume if the current token is k
   bool accept(Tok k) {
-    if (lexed_.tokens[pos_].kind != k) return false;
+    if (tokens_[pos_].kind != k) return false;
     advance();
     return true;
   }
-  const Token& expect(Tok k);            // consume k or fail with CPython's wording
+  const Token& expect(Tok k) {           // consume k or fail with CPython's wording
+    if (kind() == k) return advance();
+    expect_failed(k);
+  }
+  [[noreturn]] void expect_failed(Tok k);
   const Token& previous() const {        // the last consumed token
-    return lexed_.tokens[pos_ == 0 ? 0 : pos_ - 1];
+    return tokens_[pos_ == 0 ? 0 : pos_ - 1];
   }
   std::size_t mark() const { return pos_; }
   void reset(std::size_t mark) { pos_ = mark; }
@@ -97,8 +102,10 @@ class Parser {
   // Nesting bound: construct one on entry to each recursive rule.
   class DepthGuard {
    public:
-    explicit DepthGuard(Parser& p);
-    ~DepthGuard();
+    explicit DepthGuard(Parser& p) : p_(p) {
+      if (++p_.depth_ > p_.options_.max_depth) p_.too_deep();
+    }
+    ~DepthGuard() { --p_.depth_; }
     DepthGuard(const DepthGuard&) = delete;
     DepthGuard& operator=(const DepthGuard&) = delete;
 
@@ -107,7 +114,15 @@ class Parser {
   };
 
   // Positions. Columns are UTF-8 byte offsets from the start of the line.
-  Position position_of(const Token& first, const Token& last) const;
+  Position position_of(const Token& first, const Token& last) const {
+    const std::uint32_t* starts = lexed_.lines.starts.data();
+    Position p;
+    p.lineno = static_cast<std::int32_t>(first.line);
+    p.col_offset = static_cast<std::int32_t>(first.begin - starts[first.line - 1]);
+    p.end_lineno = static_cast<std::int32_t>(last.end_line);
+    p.end_col_offset = static_cast<std::int32_t>(last.end - starts[last.end_line - 1]);
+    return p;
+  }
   Position position_of(std::uint32_t begin, std::uint32_t end) const;
   // Line of a byte offset; nodes are built roughly in source order, so the
   // last answer is tried first before a binary search.
@@ -116,7 +131,9 @@ class Parser {
 
   // Node builders: a node spanning tokens [first, last] or two nodes.
   NodeId make(NodeKind kind, const Token& first, const Token& last,
-              std::initializer_list<ast::Field> fields);
+              std::initializer_list<ast::Field> fields) {
+    return tree_.add(kind, first.begin, last.end, position_of(first, last), fields);
+  }
   NodeId make(NodeKind kind, std::uint32_t begin, std::uint32_t end,
               std::initializer_list<ast::Field> fields);
   NodeId make_between(NodeKind kind, NodeId first, NodeId last,
@@ -125,7 +142,13 @@ class Parser {
   std::uint32_t end_of(NodeId n) const { return tree_.at(n).end; }
 
   // Identifier text as CPython stores it (NFKC-normalised when non-ASCII).
-  ast::Field identifier(const Token& name);
+  // An ASCII name is its own source text: the field points at the source
+  // copy in the tree's arena, nothing is copied.
+  ast::Field identifier(const Token& name) {
+    if (!(name.flags & kNonAscii)) return ast::Tree::string(tree_.source_ref(name.begin, name.end));
+    return normalized_identifier(name);
+  }
+  ast::Field normalized_identifier(const Token& name);
 
   // More builders: spans token..node and node..token.
   NodeId make_from(NodeKind kind, const Token& first, NodeId last,
@@ -165,6 +188,7 @@ class Parser {
   // func may be NodeId{} (class bases: read the Call's args/keywords).
   NodeId call_arguments(NodeId func);
   NodeId strings();                  // adjacent STRING / f-string tokens
+  NodeId single_string();            // strings() of one plain STRING token
   NodeId number();
   // Comprehension clauses: for_if_clauses
   ast::Field comprehension_clauses();
@@ -218,6 +242,17 @@ class Parser {
     Parser& p_;
   };
   bool is_parenthesized(NodeId e) const;
+  // A primary that expression() parsed ahead (its fast path), for the
+  // precedence chain disjunction .. primary to start from: primary() returns
+  // it (and clears it) instead of parsing, the rules above it skip their
+  // prefix operators (`not`, unary +-~, `await`) and take their first token
+  // from rule_first(). Set only right before expression() calls disjunction(),
+  // so it is always consumed by that call's leftmost descent.
+  NodeId pending_primary_{};
+  std::size_t pending_first_ = 0;
+  const Token& rule_first() const {
+    return pending_primary_ ? tokens_[pending_first_] : tokens_[pos_];
+  }
 
   // ======================================================================
   // f-strings (fstrings.cpp)
@@ -270,7 +305,18 @@ class Parser {
   bool parenthesized_with_items(std::size_t base);
   NodeId try_statement();
   NodeId decorated();
+  // End of the compound statement just parsed (CPython 3.9+: its last
+  // non-layout token; 3.8: its last block's last statement), and its line.
   std::uint32_t compound_end() const;
+  struct EndPosition {
+    std::uint32_t end;
+    std::uint32_t line;
+  };
+  EndPosition compound_end_position() const;
+  // A compound statement node from `first` to compound_end(), positioned
+  // from token lines rather than line searches (its start is far behind).
+  NodeId make_compound(NodeKind kind, const Token& first,
+                       std::initializer_list<ast::Field> fields);
   // ':' after a compound statement header. CPython 3.10+ says "expected ':'"
   // where its grammar forces the token (&&':') or a NEWLINE comes instead.
   void expect_colon(bool forced);
@@ -300,6 +346,8 @@ class Parser {
   const LexResult& lexed_;
   ast::Tree& tree_;
   const ParseOptions& options_;
+  const Token* tokens_;
+  std::size_t ntokens_;
   std::size_t pos_ = 0;
   int depth_ = 0;
   std::optional<SyntaxError> error_;
@@ -307,6 +355,7 @@ class Parser {
   mutable std::uint32_t line_hint_ = 1;  // line_of() cache
 
   [[noreturn]] void abort_with(SyntaxError error);
+  [[noreturn]] void too_deep();  // DepthGuard's MemoryError
   bool lexer_error_overrides(std::uint32_t error_line) const;
 
  public:

@@ -82,7 +82,7 @@ NodeId Parser::match_statement() {
   if (scratch_.size() == base) syntax_error_here();
   accept(Tok::Dedent);
   const ast::Field cases = scratch_list(base);
-  return make(NodeKind::Match, kw.begin, compound_end(), {Tree::node(subject), cases});
+  return make_compound(NodeKind::Match, kw, {Tree::node(subject), cases});
 }
 
 // case_block: "case" patterns guard? ':' block

@@ -149,16 +149,32 @@ void Parser::expect_colon(bool forced) {
   syntax_error_here();
 }
 
-std::uint32_t Parser::compound_end() const {
-  if (!version_at_least(9)) return last_block_end_;
+std::uint32_t Parser::compound_end() const { return compound_end_position().end; }
+
+Parser::EndPosition Parser::compound_end_position() const {
+  if (!version_at_least(9)) return {last_block_end_, line_of(last_block_end_)};
   std::size_t i = mark();
   while (i > 0) {
     const Token& t = lexed_.tokens[i - 1];
+    // Not a Newline, so the token does not end with a line break: the line
+    // of its end offset is its end_line.
     if (t.kind != Tok::Newline && t.kind != Tok::Indent && t.kind != Tok::Dedent)
-      return t.end;
+      return {t.end, t.end_line};
     --i;
   }
-  return 0;
+  return {0, 1};
+}
+
+NodeId Parser::make_compound(NodeKind kind, const Token& first,
+                             std::initializer_list<ast::Field> fields) {
+  const EndPosition end = compound_end_position();
+  const std::uint32_t* starts = lexed_.lines.starts.data();
+  Position p;
+  p.lineno = static_cast<std::int32_t>(first.line);
+  p.col_offset = static_cast<std::int32_t>(first.begin - starts[first.line - 1]);
+  p.end_lineno = static_cast<std::int32_t>(end.line);
+  p.end_col_offset = static_cast<std::int32_t>(end.end - starts[end.line - 1]);
+  return tree_.add(kind, first.begin, end.end, p, fields);
 }
 
 // ---------------------------------------------------------------------------
@@ -467,15 +483,14 @@ NodeId Parser::if_statement() {
     expect_colon(true);
     orelse = block("'else' statement", kw.line);
   }
-  const std::uint32_t end = compound_end();
   for (std::size_t i = elifs.size(); i-- > 0;) {
     const Clause& c = elifs[i];
-    const NodeId nested = make(NodeKind::If, lexed_.tokens[c.keyword].begin, end,
-                               {Tree::node(c.test), c.body, orelse});
+    const NodeId nested = make_compound(NodeKind::If, lexed_.tokens[c.keyword],
+                                        {Tree::node(c.test), c.body, orelse});
     orelse = tree_.list(std::span<const NodeId>(&nested, 1));
   }
-  return make(NodeKind::If, lexed_.tokens[head.keyword].begin, end,
-              {Tree::node(head.test), head.body, orelse});
+  return make_compound(NodeKind::If, lexed_.tokens[head.keyword],
+                       {Tree::node(head.test), head.body, orelse});
 }
 
 NodeId Parser::while_statement() {
@@ -489,7 +504,7 @@ NodeId Parser::while_statement() {
     expect_colon(true);
     orelse = block("'else' statement", e.line);
   }
-  return make(NodeKind::While, kw.begin, compound_end(), {Tree::node(test), body, orelse});
+  return make_compound(NodeKind::While, kw, {Tree::node(test), body, orelse});
 }
 
 // for_stmt: [ASYNC] 'for' star_targets 'in' star_expressions ':' block [else_block]
@@ -509,7 +524,7 @@ NodeId Parser::for_statement() {
     expect_colon(true);
     orelse = block("'else' statement", e.line);
   }
-  return make(is_async ? NodeKind::AsyncFor : NodeKind::For, first.begin, compound_end(),
+  return make_compound(is_async ? NodeKind::AsyncFor : NodeKind::For, first,
               {Tree::node(target), Tree::node(iter), body, orelse, Tree::none_string()});
 }
 
@@ -606,7 +621,7 @@ NodeId Parser::with_statement() {
   const ast::Field items = scratch_list(base);
   expect_colon(false);
   const ast::Field body = block("'with' statement", kw.line);
-  return make(is_async ? NodeKind::AsyncWith : NodeKind::With, first.begin, compound_end(),
+  return make_compound(is_async ? NodeKind::AsyncWith : NodeKind::With, first,
               {items, body, Tree::none_string()});
 }
 
@@ -650,7 +665,7 @@ NodeId Parser::try_statement() {
     }
     expect_colon(false);
     const ast::Field hbody = block(star ? "'except*' statement" : "'except' statement", ex.line);
-    scratch_.push_back(make(NodeKind::ExceptHandler, ex.begin, compound_end(),
+    scratch_.push_back(make_compound(NodeKind::ExceptHandler, ex,
                             {Tree::node(type), name, hbody}));
   }
   const bool has_handlers = scratch_.size() > base;
@@ -681,7 +696,7 @@ NodeId Parser::try_statement() {
     if (version_at_least(10)) fail(*where, "expected 'except' or 'finally' block");
     syntax_error_here();
   }
-  return make(style == 2 ? NodeKind::TryStar : NodeKind::Try, kw.begin, compound_end(),
+  return make_compound(style == 2 ? NodeKind::TryStar : NodeKind::Try, kw,
               {body, handlers, orelse, finalbody});
 }
 
@@ -768,8 +783,7 @@ NodeId Parser::function_def(ast::Field decorators, const Token& first) {
   if (accept(Tok::RArrow)) returns = expression();
   expect_colon(true);
   const ast::Field body = block("function definition", kw.line);
-  return make(is_async ? NodeKind::AsyncFunctionDef : NodeKind::FunctionDef, first.begin,
-              compound_end(),
+  return make_compound(is_async ? NodeKind::AsyncFunctionDef : NodeKind::FunctionDef, first,
               {name, Tree::node(args), body, decorators, Tree::node(returns),
                Tree::none_string(), tparams});
 }
@@ -794,7 +808,7 @@ NodeId Parser::class_def(ast::Field decorators, const Token& first) {
   }
   expect_colon(false);
   const ast::Field body = block("class definition", kw.line);
-  return make(NodeKind::ClassDef, first.begin, compound_end(),
+  return make_compound(NodeKind::ClassDef, first,
               {name, bases, keywords, body, decorators, tparams});
 }
 

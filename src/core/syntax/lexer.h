@@ -20,8 +20,9 @@
 // Hard keywords are their own kinds (KwIf, ...); soft keywords (match,
 // case, type, _) are Name. Name tokens with non-ASCII characters carry
 // kNonAscii (normalise with literals::normalize_identifier). String tokens
-// span prefix + quotes + body and carry prefix flags + kTripleQuoted; decode
-// with literals::decode_string.
+// span prefix + quotes + body and carry prefix flags + kTripleQuoted, and
+// kEscapes when the body has a backslash or CR (else its value is its text);
+// decode with literals::decode_string.
 //
 // f-strings (PEP 701 tokens, for every target version)
 //   FStringStart   prefix + opening quote(s), e.g. rf'''. flags: prefix

@@ -134,11 +134,18 @@ std::size_t find_invalid_utf8(std::string_view s, const char*& reason, std::size
   const std::size_t n = s.size();
   std::size_t i = 0;
   while (i < n) {
-    // ASCII fast path, 8 bytes at a time.
+    // ASCII fast path: 32 bytes per test (four words OR'd), then 8.
+    constexpr std::uint64_t kHigh = 0x8080808080808080ull;
+    while (i + 32 <= n) {
+      std::uint64_t w[4];
+      std::memcpy(w, p + i, 32);
+      if ((w[0] | w[1] | w[2] | w[3]) & kHigh) break;
+      i += 32;
+    }
     while (i + 8 <= n) {
       std::uint64_t w;
       std::memcpy(&w, p + i, 8);
-      if (w & 0x8080808080808080ull) break;
+      if (w & kHigh) break;
       i += 8;
     }
     if (i >= n) break;

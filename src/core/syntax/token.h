@@ -144,6 +144,9 @@ enum TokenFlags : std::uint8_t {
   kTripleQuoted = 1u << 4,
   // Name: the identifier has non-ASCII characters (needs NFKC).
   kNonAscii = 1u << 5,
+  // String: the body has a backslash or a carriage return, so its value is
+  // not simply its source text (without it the parser skips decoding).
+  kEscapes = 1u << 6,
 };
 
 // A comment or a non-logical line break, kept beside the token stream.
