@@ -88,7 +88,8 @@ def mend_example(path: str) -> None:
           f"{len(after.skipped_frames)} skipped frames")
     print(f"   outputs of the mended model (compiled) equal the original's (eager) "
           f"on 3 fresh inputs: {same}")
-    print("   remaining breaks need the predication and trap rules (GM1xx, GM3xx), next:")
+    if after.break_events:
+        print("   remaining breaks (graphmend declined them; `graphmend check` says why):")
     print("\n".join("     " + line for line in after.format_text().splitlines()
                     if line.lstrip().startswith(("1.", "2.", "3.", "4.", "5.", "at "))))
 
