@@ -179,27 +179,10 @@ class DataDependentIf final : public lint::Rule {
   std::string_view documentation() const override { return kDoc; }
 
   void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
-    if (!ctx.model()) return;
-    const ast::Tree& tree = ctx.tree();
-    const sema::Model& m = *ctx.model();
-    for (const sema::RegionFunction& rf : m.region_functions()) visit(ctx, sink, rf.function);
-    (void)tree;
+    gm1::for_each_region_if(ctx, [&](NodeId func, NodeId stmt) { check_if(ctx, sink, func, stmt); });
   }
 
  private:
-  void visit(const lint::RuleContext& ctx, lint::DiagnosticSink& sink, NodeId func) const {
-    const ast::Tree& tree = ctx.tree();
-    std::function<void(NodeId)> rec = [&](NodeId n) {
-      if (n != func && (tree.kind(n) == NodeKind::FunctionDef ||
-                        tree.kind(n) == NodeKind::AsyncFunctionDef ||
-                        tree.kind(n) == NodeKind::ClassDef))
-        return;  // nested defs are region functions of their own when reached
-      if (tree.kind(n) == NodeKind::If) check_if(ctx, sink, func, n);
-      edits::for_each_child(tree, n, rec);
-    };
-    rec(func);
-  }
-
   void check_if(const lint::RuleContext& ctx, lint::DiagnosticSink& sink, NodeId func,
                 NodeId stmt) const {
     const ast::Tree& tree = ctx.tree();
@@ -208,13 +191,7 @@ class DataDependentIf final : public lint::Rule {
     const auto orelse = tree.children(stmt, GM_F(If, orelse));
     if (!body.empty() && tree.kind(body.back()) == NodeKind::Raise) return;  // GM301's guards
     if (has_break(tree, body) || has_break(tree, orelse)) return;  // GM407
-    if (body.size() == 1 && tree.kind(body[0]) == NodeKind::Return) {  // GM103's shapes
-      if (orelse.size() == 1 && tree.kind(orelse[0]) == NodeKind::Return) return;
-      const edits::StatementSlot slot = edits::find_statement_slot(tree, stmt);
-      if (orelse.empty() && slot.parent && slot.index + 1 < slot.body.size() &&
-          tree.kind(slot.body[slot.index + 1]) == NodeKind::Return)
-        return;
-    }
+    if (gm1::return_pair(tree, stmt)) return;  // GM103
 
     // A leading run of Python-valued `and` operands stays a real `if`.
     std::vector<NodeId> statics, data;
@@ -260,11 +237,7 @@ class DataDependentIf final : public lint::Rule {
     std::string cond;
     bool negate = false;
     std::vector<NodeId> data_v(data.begin(), data.end());
-    if (data_v.size() == 1 && tree.kind(data_v[0]) == NodeKind::UnaryOp &&
-        static_cast<NodeKind>(tree.field(data_v[0], GM_F(UnaryOp, op)).a) == NodeKind::Not) {
-      negate = true;
-      data_v[0] = tree.child(data_v[0], GM_F(UnaryOp, operand));
-    }
+    if (data_v.size() == 1) data_v[0] = gm1::strip_not(tree, data_v[0], &negate);
     data = data_v;
     for (std::size_t i = 0; i < data.size(); ++i) {
       if (i > 0) {

@@ -82,20 +82,12 @@ class DataDependentIfExp final : public lint::Rule {
  private:
   bool fix(const lint::RuleContext& ctx, NodeId e, lint::Diagnostic& d, std::string& why) const {
     const ast::Tree& tree = ctx.tree();
-    NodeId test = tree.child(e, GM_F(IfExp, test));
-    NodeId a = tree.child(e, GM_F(IfExp, body)), b = tree.child(e, GM_F(IfExp, orelse));
-    if (tree.kind(test) == NodeKind::UnaryOp &&
-        static_cast<NodeKind>(tree.field(test, GM_F(UnaryOp, op)).a) == NodeKind::Not) {
-      test = tree.child(test, GM_F(UnaryOp, operand));
-      std::swap(a, b);
-    }
-    auto cond = gm1::lower_condition(ctx, test, &why);
-    if (!cond) return false;
-    gm1::Purity p;
-    p.tensor_names = gm1::tensor_names_of(ctx, test);
-    gm1::check_pure_total(ctx, a, p);
-    gm1::check_pure_total(ctx, b, p);
-    if (!p.ok) return why = "both arms would now always run: " + p.why, false;
+    auto sel = gm1::select_arms(ctx, tree.child(e, GM_F(IfExp, test)),
+                                tree.child(e, GM_F(IfExp, body)),
+                                tree.child(e, GM_F(IfExp, orelse)),
+                                "both arms would now always run: ", &why);
+    if (!sel) return false;
+    const NodeId a = sel->if_true, b = sel->if_false;
     const NodeId func = gm1::enclosing_function(*ctx.model(), e);
     if (func)
       for (NodeId arm : {a, b})
@@ -107,7 +99,7 @@ class DataDependentIfExp final : public lint::Rule {
                          "); `where` would return a new tensor and change aliasing",
                    false;
         }
-    std::string call = gm1::where_call(*cond, ctx.text_of(a), ctx.text_of(b), p.grad_safe);
+    std::string call = gm1::where_call(sel->cond, ctx.text_of(a), ctx.text_of(b), sel->grad_safe);
     // Keep the line count (line numbers after the expression must not move):
     // pad inside the call's parentheses.
     const std::string_view old_text = ctx.text_of(e);

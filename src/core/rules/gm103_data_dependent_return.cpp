@@ -66,11 +66,6 @@ After:
 
 )md";
 
-NodeId single_return(const ast::Tree& tree, std::span<const NodeId> stmts) {
-  if (stmts.size() != 1 || tree.kind(stmts[0]) != NodeKind::Return) return {};
-  return stmts[0];
-}
-
 class DataDependentReturn final : public lint::Rule {
  public:
   std::string_view code() const override { return "GM103"; }
@@ -81,43 +76,14 @@ class DataDependentReturn final : public lint::Rule {
   std::string_view documentation() const override { return kDoc; }
 
   void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
-    if (!ctx.model()) return;
-    const ast::Tree& tree = ctx.tree();
-    const sema::Model& m = *ctx.model();
-    for (const sema::RegionFunction& rf : m.region_functions()) {
-      std::function<void(NodeId)> rec = [&](NodeId n) {
-        if (n != rf.function && (tree.kind(n) == NodeKind::FunctionDef ||
-                                 tree.kind(n) == NodeKind::AsyncFunctionDef ||
-                                 tree.kind(n) == NodeKind::ClassDef))
-          return;
-        if (tree.kind(n) == NodeKind::If) check_if(ctx, sink, rf.function, n);
-        edits::for_each_child(tree, n, rec);
-      };
-      rec(rf.function);
-    }
+    gm1::for_each_region_if(ctx, [&](NodeId, NodeId stmt) { check_if(ctx, sink, stmt); });
   }
 
  private:
-  void check_if(const lint::RuleContext& ctx, lint::DiagnosticSink& sink, NodeId func,
-                NodeId stmt) const {
+  void check_if(const lint::RuleContext& ctx, lint::DiagnosticSink& sink, NodeId stmt) const {
     const ast::Tree& tree = ctx.tree();
-    const NodeId ret_a = single_return(tree, tree.children(stmt, GM_F(If, body)));
-    if (!ret_a) return;
-    const auto orelse = tree.children(stmt, GM_F(If, orelse));
-    NodeId ret_b;
-    NodeId last = stmt;  // the last statement the rewrite replaces
-    if (!orelse.empty()) {
-      ret_b = single_return(tree, orelse);
-      last = ret_b;
-    } else {
-      const edits::StatementSlot slot = edits::find_statement_slot(tree, stmt);
-      if (slot.parent && slot.index + 1 < slot.body.size() &&
-          tree.kind(slot.body[slot.index + 1]) == NodeKind::Return) {
-        ret_b = slot.body[slot.index + 1];
-        last = ret_b;
-      }
-    }
-    if (!ret_b) return;  // GM101 reports other shapes of `if`
+    const auto pair = gm1::return_pair(tree, stmt);
+    if (!pair) return;  // GM101 reports other shapes of `if`
     NodeId test = tree.child(stmt, GM_F(If, test));
     if (!gm1::tensor_evidence(ctx, test) || gm1::static_value(ctx, test)) return;
     auto& d = sink.report(tree.at(test).begin, tree.at(test).end,
@@ -126,40 +92,31 @@ class DataDependentReturn final : public lint::Rule {
         "which `return` runs depends on the tensor's value: Data-dependent branching (GB0170); "
         "Dynamo ends the graph at the `if`";
     std::string why;
-    if (!fix(ctx, func, stmt, last, test, ret_a, ret_b, d, why)) d.declined_reason = why;
+    if (!fix(ctx, stmt, test, *pair, d, why)) d.declined_reason = why;
   }
 
-  bool fix(const lint::RuleContext& ctx, NodeId func, NodeId stmt, NodeId last, NodeId test,
-           NodeId ret_a, NodeId ret_b, lint::Diagnostic& d, std::string& why) const {
+  bool fix(const lint::RuleContext& ctx, NodeId stmt, NodeId test, const gm1::ReturnPair& pair,
+           lint::Diagnostic& d, std::string& why) const {
     const ast::Tree& tree = ctx.tree();
-    (void)func;
-    NodeId a = tree.child(ret_a, GM_F(Return, value));
-    NodeId b = tree.child(ret_b, GM_F(Return, value));
+    const NodeId a = tree.child(pair.if_return, GM_F(Return, value));
+    const NodeId b = tree.child(pair.else_return, GM_F(Return, value));
     for (NodeId v : {a, b}) {
       if (!v) return why = "a bare `return` (None) is not a tensor", false;
       if (tree.kind(v) == NodeKind::Constant ||
           ctx.model()->fact(v).kind == sema::TensorKind::NotTensor)
         return why = "`return " + std::string(ctx.text_of(v)) + "` returns a Python value", false;
     }
-    if (tree.kind(test) == NodeKind::UnaryOp &&
-        static_cast<NodeKind>(tree.field(test, GM_F(UnaryOp, op)).a) == NodeKind::Not) {
-      test = tree.child(test, GM_F(UnaryOp, operand));
-      std::swap(a, b);
-    }
-    auto cond = gm1::lower_condition(ctx, test, &why);
-    if (!cond) return false;
-    gm1::Purity p;
-    p.tensor_names = gm1::tensor_names_of(ctx, test);
-    gm1::check_pure_total(ctx, a, p);
-    gm1::check_pure_total(ctx, b, p);
-    if (!p.ok) return why = "both values would now always be computed: " + p.why, false;
+    auto sel = gm1::select_arms(ctx, test, a, b, "both values would now always be computed: ", &why);
+    if (!sel) return false;
 
-    const std::uint32_t begin = tree.at(stmt).begin, end = tree.at(last).end;
+    // The rewrite replaces the `if` through the last `return`.
+    const std::uint32_t begin = tree.at(stmt).begin, end = tree.at(pair.else_return).end;
     const auto indent = edits::statement_indentation(ctx.text(), begin);
     if (!indent) return why = "the `if` does not start its line", false;
     std::vector<std::string> lines;
     for (std::string_view c : edits::comments_in(ctx.file(), begin, end)) lines.emplace_back(c);
-    lines.push_back("return " + gm1::where_call(*cond, ctx.text_of(a), ctx.text_of(b), p.grad_safe));
+    lines.push_back("return " + gm1::where_call(sel->cond, ctx.text_of(sel->if_true),
+                                                ctx.text_of(sel->if_false), sel->grad_safe));
     const std::size_t budget = gm1::line_of(ctx, end) - gm1::line_of(ctx, begin) + 1;
     auto fitted = gm1::fit_lines(std::move(lines), budget);
     if (!fitted) return why = "the predicated form does not fit the statement's lines", false;

@@ -255,6 +255,50 @@ std::uint32_t line_of(const lint::RuleContext& ctx, std::uint32_t offset) {
   return ctx.location(offset, offset).line;
 }
 
+// ------------------------------------------------------------------ where
+
+void for_each_region_if(const lint::RuleContext& ctx,
+                        const std::function<void(NodeId func, NodeId stmt)>& f) {
+  if (!ctx.model()) return;
+  const ast::Tree& tree = ctx.tree();
+  for (const sema::RegionFunction& rf : ctx.model()->region_functions()) {
+    const NodeId func = rf.function;
+    std::function<void(NodeId)> rec = [&](NodeId n) {
+      const NodeKind k = tree.kind(n);
+      if (n != func &&
+          (k == NodeKind::FunctionDef || k == NodeKind::AsyncFunctionDef || k == NodeKind::ClassDef))
+        return;
+      if (k == NodeKind::If) f(func, n);
+      edits::for_each_child(tree, n, rec);
+    };
+    rec(func);
+  }
+}
+
+std::optional<ReturnPair> return_pair(const ast::Tree& tree, NodeId if_stmt) {
+  auto single_return = [&](std::span<const NodeId> stmts) {
+    return stmts.size() == 1 && tree.kind(stmts[0]) == NodeKind::Return ? stmts[0] : NodeId{};
+  };
+  const NodeId a = single_return(tree.children(if_stmt, GM_F(If, body)));
+  if (!a) return std::nullopt;
+  const auto orelse = tree.children(if_stmt, GM_F(If, orelse));
+  if (!orelse.empty()) {
+    const NodeId b = single_return(orelse);
+    return b ? std::optional<ReturnPair>({a, b}) : std::nullopt;
+  }
+  const edits::StatementSlot slot = edits::find_statement_slot(tree, if_stmt);
+  if (slot.parent && slot.index + 1 < slot.body.size() &&
+      tree.kind(slot.body[slot.index + 1]) == NodeKind::Return)
+    return ReturnPair{a, slot.body[slot.index + 1]};
+  return std::nullopt;
+}
+
+NodeId strip_not(const ast::Tree& tree, NodeId test, bool* negated) {
+  *negated = tree.kind(test) == NodeKind::UnaryOp &&
+             static_cast<NodeKind>(tree.field(test, GM_F(UnaryOp, op)).a) == NodeKind::Not;
+  return *negated ? tree.child(test, GM_F(UnaryOp, operand)) : test;
+}
+
 // ------------------------------------------------------------------ evidence
 
 bool tensor_evidence(const lint::RuleContext& ctx, NodeId e) {
@@ -667,6 +711,25 @@ void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p) {
 }
 
 }  // namespace
+
+std::optional<Select> select_arms(const lint::RuleContext& ctx, NodeId test, NodeId if_true,
+                                  NodeId if_false, std::string_view impure_prefix,
+                                  std::string* why) {
+  bool negated = false;
+  test = strip_not(ctx.tree(), test, &negated);
+  if (negated) std::swap(if_true, if_false);
+  auto cond = lower_condition(ctx, test, why);
+  if (!cond) return std::nullopt;
+  Purity p;
+  p.tensor_names = tensor_names_of(ctx, test);
+  check_pure_total(ctx, if_true, p);
+  check_pure_total(ctx, if_false, p);
+  if (!p.ok) {
+    *why = std::string(impure_prefix) + p.why;
+    return std::nullopt;
+  }
+  return Select{std::move(*cond), if_true, if_false, p.grad_safe};
+}
 
 // ------------------------------------------------------------------ names
 

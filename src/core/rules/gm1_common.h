@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <span>
@@ -32,7 +33,27 @@ namespace gm::rules::gm1 {
 
 using ast::NodeId;
 
+// ---- where the rules look
+
+// Calls f(func, if_stmt) for every `if` statement in the body of a region
+// function (nested defs and classes are region functions of their own when
+// they are reached, so they are not entered here).
+void for_each_region_if(const lint::RuleContext& ctx,
+                        const std::function<void(NodeId func, NodeId stmt)>& f);
+
+// GM103's shape: `if c: return a` directly followed by `return b`, or
+// `if c: return a` / `else: return b`. The two returns, else nullopt.
+struct ReturnPair {
+  NodeId if_return;    // `return a`
+  NodeId else_return;  // `return b` (the else branch's or the next statement)
+};
+std::optional<ReturnPair> return_pair(const ast::Tree& tree, NodeId if_stmt);
+
 // ---- the condition
+
+// `not c` -> c (the caller swaps the arms); anything else as it is.
+// Sets *negated when a `not` was removed.
+NodeId strip_not(const ast::Tree& tree, NodeId test, bool* negated);
 
 // Whether `e` is (or contains, as a condition operand) tensor data: a proven
 // tensor fact, or a reduction/predicate call whose result is a tensor
@@ -76,6 +97,19 @@ bool known_tensor(const lint::RuleContext& ctx, NodeId e, const Purity& p);
 // tensor-indexed subscripts, integer division, attribute reads that may be
 // absent, walrus, lambdas, comprehensions, ...).
 void check_pure_total(const lint::RuleContext& ctx, NodeId e, Purity& p);
+
+// Both arms of a select that now always run: `not` stripped (arms swapped),
+// the condition lowered, both arms checked pure and total (names the
+// condition proves tensors count as tensors).
+struct Select {
+  std::string cond;
+  NodeId if_true, if_false;
+  bool grad_safe = true;
+};
+// nullopt with *why set (an impure arm: `impure_prefix` + what is impure).
+std::optional<Select> select_arms(const lint::RuleContext& ctx, NodeId test, NodeId if_true,
+                                  NodeId if_false, std::string_view impure_prefix,
+                                  std::string* why);
 
 // ---- names
 
