@@ -8,7 +8,10 @@
 // something, `<case>.fixed.py` (the exact mended text). Without `.fixed.py`
 // the file must come back unchanged. Every snapshot is also checked to be
 // idempotent: fixing the mended text changes nothing and leaves no fixable
-// diagnostic. GM_UPDATE_FIXTURES=1 rewrites the snapshots (review the diff!).
+// diagnostic. A case whose name ends in `_unsafe` is fixed with unsafe fixes
+// on (`--unsafe-fixes`); elsewhere unsafe fixes show in `.expected` as
+// `| unsafe fix: ...` and are not applied. GM_UPDATE_FIXTURES=1 rewrites the
+// snapshots (review the diff!).
 //
 // Use:
 //   class GmNFixture : public ::testing::TestWithParam<std::string> {};
@@ -79,7 +82,9 @@ inline std::string format(const std::vector<lint::Diagnostic>& ds) {
     out += std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + "-" +
            std::to_string(d.loc.end_line) + ":" + std::to_string(d.loc.end_col) + " " + d.code +
            " " + d.message;
-    if (d.fix) out += " | fix: " + d.fix->description;
+    if (d.fix)
+      out += (d.fix->applicability == edits::Applicability::Unsafe ? " | unsafe fix: " : " | fix: ") +
+             d.fix->description;
     if (!d.declined_reason.empty()) out += " | declined: " + d.declined_reason;
     out += "\n";
   }
@@ -92,7 +97,7 @@ struct Outcome {
 };
 
 // Checks and fixes `bytes` with the one rule `code`.
-inline Outcome run(std::string_view code, const std::string& bytes) {
+inline Outcome run(std::string_view code, const std::string& bytes, bool unsafe = false) {
   const lint::Rule* rule = rule_for(code);
   EXPECT_NE(rule, nullptr) << code;
   std::vector<const lint::Rule*> rules{rule};
@@ -100,7 +105,9 @@ inline Outcome run(std::string_view code, const std::string& bytes) {
   auto checked = lint::check_source(src, options(), rules);
   EXPECT_TRUE(checked.rule_errors.empty());
   EXPECT_FALSE(checked.syntax_error.has_value());
-  return {format(checked.diagnostics), lint::fix_to_fixpoint(src, options(), rules)};
+  lint::LintOptions fix_options = options();
+  fix_options.unsafe_fixes = unsafe;
+  return {format(checked.diagnostics), lint::fix_to_fixpoint(src, fix_options, rules)};
 }
 
 // The mended text of `bytes` under the one rule `code`.
@@ -117,7 +124,8 @@ inline void check_snapshot(const std::string& input_path) {
   const fs::path expected_diags = stem.string() + ".expected";
   const fs::path expected_fixed = stem.string() + ".fixed.py";
   const std::string bytes = read_file(input);
-  const Outcome o = run(code, bytes);
+  const bool unsafe = input.stem().string().ends_with("_unsafe");
+  const Outcome o = run(code, bytes, unsafe);
   const bool changed = o.fixed.status == lint::FixResult::Status::Fixed;
   ASSERT_TRUE(o.fixed.status == lint::FixResult::Status::Fixed ||
               o.fixed.status == lint::FixResult::Status::Unchanged)
@@ -141,10 +149,13 @@ inline void check_snapshot(const std::string& input_path) {
   }
   // Idempotent: fixing the mended text changes nothing, and every remaining
   // diagnostic of this rule is a declined one (no fix left to apply).
-  const Outcome again = run(code, o.fixed.text);
+  const Outcome again = run(code, o.fixed.text, unsafe);
   EXPECT_EQ(again.fixed.status, lint::FixResult::Status::Unchanged) << input;
   EXPECT_EQ(again.fixed.text, o.fixed.text);
   EXPECT_EQ(again.diagnostics.find("| fix:"), std::string::npos) << again.diagnostics;
+  if (unsafe) {
+    EXPECT_EQ(again.diagnostics.find("| unsafe fix:"), std::string::npos) << again.diagnostics;
+  }
 }
 
 // Every fixture input (`*.py` but not `*.fixed.py`) under the code

@@ -294,3 +294,112 @@ def test_early_returns_are_one_graph_and_exact():
         torch._dynamo.reset()
         assert _same(torch.compile(mended, backend="eager")(x), orig(x))
         assert _same(mended(x), orig(x))
+
+
+# ---------------------------------------------------------------- GM104
+
+EFFECT = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+
+    class Tracker(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("last", torch.zeros(4), persistent=False)
+            self.scale = torch.ones(())
+
+        def forward(self, h: torch.Tensor):
+            h = h * 2
+            if h.mean() > 0:
+                self.register_buffer("last", h.amax(0), persistent=False)
+            else:
+                self.register_buffer("last", h.amin(0), persistent=False)
+            if not (h > 1).any():
+                low = h.abs().mean()
+                self.scale = low * 2
+            else:
+                high = h.abs().amax()
+                self.scale = high
+            return h * self.scale + self.last
+    """
+)
+
+LONGROPE = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+
+    class Config:
+        original_max_position_embeddings = 8
+
+
+    class LongRoPE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.config = Config()
+            self.register_buffer("inv_freq", self.rope_init_fn(self.config, None), persistent=False)
+            self.original_inv_freq = self.inv_freq
+
+        def rope_init_fn(self, config, device, seq_len=None):
+            factor = 2.0 if seq_len is not None and seq_len > config.original_max_position_embeddings else 1.0
+            return 1.0 / (factor * 10000 ** (torch.arange(0, 8, 2, dtype=torch.float32, device=device) / 8))
+
+        def forward(self, x, position_ids):
+            seq_len = torch.max(position_ids) + 1
+            original = self.config.original_max_position_embeddings
+            if seq_len > original:
+                if not hasattr(self, "long_inv_freq"):
+                    self.long_inv_freq = self.rope_init_fn(self.config, x.device, seq_len=original + 1)
+                self.register_buffer("inv_freq", self.long_inv_freq, persistent=False)
+            else:
+                self.original_inv_freq = self.original_inv_freq.to(x.device)
+                self.register_buffer("inv_freq", self.original_inv_freq, persistent=False)
+            freqs = position_ids[:, :, None].float() * self.inv_freq
+            return x * freqs.cos(), x * freqs.sin()
+    """
+)
+
+
+def test_effect_if_is_one_graph_with_the_same_outputs_and_state():
+    mended_src = _mend(EFFECT, "GM104")
+    orig = _module(EFFECT).Tracker()
+    mended = _module(mended_src).Tracker()
+    h0 = torch.randn(3, 4)
+    assert _count(orig, h0)[1] >= 2
+    gen = torch.Generator().manual_seed(2)
+    for trial in range(6):
+        h = torch.rand(3, 4, generator=gen) * (3.0 if trial % 3 == 0 else 0.4) - (0.0 if trial % 2 else 0.3)
+        assert _count(mended, h) == (1, 0)
+        torch._dynamo.reset()
+        compiled = torch.compile(mended, backend="eager")
+        assert _same(compiled(h), orig(h))
+        # the effect (the buffer, the attribute) is the one the original leaves
+        assert _same(mended.last, orig.last) and _same(mended.scale, orig.scale)
+
+
+def test_speculating_longrope_fix_is_unsafe_and_exact():
+    # Without --unsafe-fixes nothing changes: the memo fill and the `.to()`
+    # would now run on both paths.
+    safe = graphmend.fix_source(LONGROPE, select="GM104")
+    assert safe.status == "unchanged"
+    assert [d.applicability for d in safe.diagnostics] == ["unsafe"]
+    result = graphmend.fix_source(LONGROPE, select="GM104", unsafe=True)
+    assert result.status == "fixed"
+    compile(result.source, "<mended>", "exec")
+    assert result.source.count("\n") == LONGROPE.count("\n") + 1
+    orig = _module(LONGROPE).LongRoPE()
+    mended = _module(result.source).LongRoPE()
+    x = torch.randn(1, 6, 4)
+    short_ids = torch.arange(6)[None]
+    assert _count(orig, x, short_ids)[1] >= 1
+    for n in (6, 12, 5, 20):  # short, long, short again, long
+        ids = torch.arange(n)[None]
+        x = torch.randn(1, n, 4)
+        assert _count(mended, x, ids) == (1, 0)
+        torch._dynamo.reset()
+        compiled = torch.compile(mended, backend="eager")
+        assert _same(compiled(x, ids), orig(x, ids))
+        assert _same(mended.inv_freq, orig.inv_freq)

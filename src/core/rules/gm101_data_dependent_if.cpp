@@ -22,7 +22,8 @@ Inside a compiled region, an `if` statement whose test is tensor data:
 `and`/`or`/`not` over those. Tests that are Python values (`x.shape[0] > 1`,
 `self.training`, `mask is None`) are not reported: Dynamo specialises on
 them. (A test guarding a lone `raise` is GM301; one guarding a loop `break`
-is GM407.)
+is GM407; branches that end in the same call or attribute store with
+different values are GM104.)
 
 ## Why Dynamo breaks there
 Python must know which branch to run, so Dynamo needs the tensor's value:
@@ -192,6 +193,7 @@ class DataDependentIf final : public lint::Rule {
     if (!body.empty() && tree.kind(body.back()) == NodeKind::Raise) return;  // GM301's guards
     if (has_break(tree, body) || has_break(tree, orelse)) return;  // GM407
     if (gm1::return_pair(tree, stmt)) return;  // GM103
+    if (gm1::tail_pair(ctx, stmt)) return;     // GM104
 
     // A leading run of Python-valued `and` operands stays a real `if`.
     std::vector<NodeId> statics, data;

@@ -293,6 +293,60 @@ std::optional<ReturnPair> return_pair(const ast::Tree& tree, NodeId if_stmt) {
   return std::nullopt;
 }
 
+std::optional<TailPair> tail_pair(const lint::RuleContext& ctx, NodeId if_stmt) {
+  const ast::Tree& tree = ctx.tree();
+  const auto body = tree.children(if_stmt, GM_F(If, body));
+  const auto orelse = tree.children(if_stmt, GM_F(If, orelse));
+  if (body.empty() || orelse.empty()) return std::nullopt;
+  if (orelse.size() == 1 && tree.kind(orelse[0]) == NodeKind::If) return std::nullopt;  // elif
+  TailPair out{body.back(), orelse.back(), {}};
+  const NodeId a = out.if_tail, b = out.else_tail;
+  if (tree.kind(a) != tree.kind(b)) return std::nullopt;
+  auto same = [&](NodeId x, NodeId y) { return ctx.text_of(x) == ctx.text_of(y); };
+  auto pair = [&](NodeId x, NodeId y) {
+    if (!same(x, y)) out.holes.emplace_back(x, y);
+  };
+  if (tree.kind(a) == NodeKind::Expr) {
+    const NodeId ca = tree.child(a, GM_F(Expr, value)), cb = tree.child(b, GM_F(Expr, value));
+    if (tree.kind(ca) != NodeKind::Call || tree.kind(cb) != NodeKind::Call) return std::nullopt;
+    if (!same(tree.child(ca, GM_F(Call, func)), tree.child(cb, GM_F(Call, func))))
+      return std::nullopt;
+    const auto aa = tree.children(ca, GM_F(Call, args)), ab = tree.children(cb, GM_F(Call, args));
+    const auto ka = tree.children(ca, GM_F(Call, keywords));
+    const auto kb = tree.children(cb, GM_F(Call, keywords));
+    if (aa.size() != ab.size() || ka.size() != kb.size()) return std::nullopt;
+    for (std::size_t i = 0; i < aa.size(); ++i) {
+      if ((tree.kind(aa[i]) == NodeKind::Starred || tree.kind(ab[i]) == NodeKind::Starred) &&
+          !same(aa[i], ab[i]))
+        return std::nullopt;
+      pair(aa[i], ab[i]);
+    }
+    for (std::size_t i = 0; i < ka.size(); ++i) {
+      const auto na = tree.field(ka[i], GM_F(keyword, arg));
+      const auto nb = tree.field(kb[i], GM_F(keyword, arg));
+      const bool sa = ast::Tree::is_none_string(na), sb = ast::Tree::is_none_string(nb);
+      if (sa != sb) return std::nullopt;
+      if (sa) {  // `**mapping`
+        if (!same(ka[i], kb[i])) return std::nullopt;
+        continue;
+      }
+      if (tree.text(na) != tree.text(nb)) return std::nullopt;
+      pair(tree.child(ka[i], GM_F(keyword, value)), tree.child(kb[i], GM_F(keyword, value)));
+    }
+  } else if (tree.kind(a) == NodeKind::Assign) {
+    const auto ta = tree.children(a, GM_F(Assign, targets));
+    const auto tb = tree.children(b, GM_F(Assign, targets));
+    if (ta.size() != 1 || tb.size() != 1 || !same(ta[0], tb[0])) return std::nullopt;
+    const NodeKind k = tree.kind(ta[0]);
+    if (k != NodeKind::Attribute && k != NodeKind::Subscript) return std::nullopt;
+    pair(tree.child(a, GM_F(Assign, value)), tree.child(b, GM_F(Assign, value)));
+  } else {
+    return std::nullopt;
+  }
+  if (out.holes.empty()) return std::nullopt;
+  return out;
+}
+
 NodeId strip_not(const ast::Tree& tree, NodeId test, bool* negated) {
   *negated = tree.kind(test) == NodeKind::UnaryOp &&
              static_cast<NodeKind>(tree.field(test, GM_F(UnaryOp, op)).a) == NodeKind::Not;
@@ -876,36 +930,39 @@ bool bound_before(const lint::RuleContext& ctx, NodeId func, NodeId stmt, std::s
   return found;
 }
 
-std::string in_place_use(const lint::RuleContext& ctx, NodeId func, std::string_view name) {
+namespace {
+
+// In-place updates of whatever `is_it` matches inside `root`; `label` names it.
+template <typename Match>
+std::string in_place_use_of(const lint::RuleContext& ctx, NodeId root, const Match& is_it,
+                            std::string_view label) {
   const ast::Tree& tree = ctx.tree();
   std::string found;
-  auto is_it = [&](NodeId n) {
-    return tree.kind(n) == NodeKind::Name && name_id(tree, n) == name;
-  };
+  const std::string name(label);
   auto note = [&](NodeId n, std::string what) {
     if (found.empty()) found = "`" + what + "`" + line_suffix(ctx, n);
   };
-  walk(tree, func, [&](NodeId n) {
+  walk(tree, root, [&](NodeId n) {
     switch (tree.kind(n)) {
       case NodeKind::Call: {
         const NodeId f = tree.child(n, GM_F(Call, func));
         if (tree.kind(f) == NodeKind::Attribute && is_it(tree.child(f, GM_F(Attribute, value)))) {
           const std::string_view meth = tree.text(tree.field(f, GM_F(Attribute, attr)));
           if (meth.size() > 1 && meth.back() == '_' && meth[meth.size() - 2] != '_')
-            note(n, std::string(name) + "." + std::string(meth) + "(...)");
+            note(n, name + "." + std::string(meth) + "(...)");
         }
         for (NodeId k : tree.children(n, GM_F(Call, keywords))) {
           const auto arg = tree.field(k, GM_F(keyword, arg));
           if (!ast::Tree::is_none_string(arg) && tree.text(arg) == "out" &&
               is_it(tree.child(k, GM_F(keyword, value))))
-            note(k, "out=" + std::string(name));
+            note(k, "out=" + name);
         }
         break;
       }
       case NodeKind::Subscript:
         if (op_of(tree, n, GM_F(Subscript, ctx)) != NodeKind::Load &&
             is_it(tree.child(n, GM_F(Subscript, value))))
-          note(n, std::string(name) + "[...] = ...");
+          note(n, name + "[...] = ...");
         break;
       case NodeKind::Attribute:
         if (op_of(tree, n, GM_F(Attribute, ctx)) != NodeKind::Load &&
@@ -914,7 +971,7 @@ std::string in_place_use(const lint::RuleContext& ctx, NodeId func, std::string_
         break;
       case NodeKind::AugAssign:
         if (is_it(tree.child(n, GM_F(AugAssign, target))))
-          note(n, std::string(name) + " op= ...");
+          note(n, name + " op= ...");
         break;
       default:
         break;
@@ -922,6 +979,26 @@ std::string in_place_use(const lint::RuleContext& ctx, NodeId func, std::string_
     return true;
   });
   return found;
+}
+
+}  // namespace
+
+std::string in_place_use(const lint::RuleContext& ctx, NodeId func, std::string_view name) {
+  const ast::Tree& tree = ctx.tree();
+  return in_place_use_of(
+      ctx, func,
+      [&](NodeId n) { return tree.kind(n) == NodeKind::Name && name_id(tree, n) == name; }, name);
+}
+
+std::string attr_in_place_use(const lint::RuleContext& ctx, std::string_view attr) {
+  const ast::Tree& tree = ctx.tree();
+  return in_place_use_of(
+      ctx, tree.root(),
+      [&](NodeId n) {
+        return tree.kind(n) == NodeKind::Attribute &&
+               tree.text(tree.field(n, GM_F(Attribute, attr))) == attr;
+      },
+      "." + std::string(attr));
 }
 
 bool declared_nonlocal(const lint::RuleContext& ctx, NodeId func, std::string_view name) {

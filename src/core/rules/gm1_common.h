@@ -49,6 +49,21 @@ struct ReturnPair {
 };
 std::optional<ReturnPair> return_pair(const ast::Tree& tree, NodeId if_stmt);
 
+// GM104's shape: `if c:` / `else:` (not an `elif` chain) whose two branches
+// end in the same statement but for some tensor values, e.g.
+//   self.register_buffer("f", a, persistent=False)  /  ... ("f", b, ...)
+//   self.scale = a                                   /  self.scale = b
+// The last statement is a call statement (same callee text, same argument
+// count, same keyword names in order) or an assignment to one attribute or
+// subscript target (same target text); `holes` pairs the arguments (or the
+// assigned values) whose texts differ, at least one. Bare-name assignments
+// are GM101's.
+struct TailPair {
+  NodeId if_tail, else_tail;
+  std::vector<std::pair<NodeId, NodeId>> holes;  // (if-branch expr, else-branch expr)
+};
+std::optional<TailPair> tail_pair(const lint::RuleContext& ctx, NodeId if_stmt);
+
 // ---- the condition
 
 // `not c` -> c (the caller swaps the arms); anything else as it is.
@@ -141,6 +156,9 @@ bool live_after(const lint::RuleContext& ctx, NodeId func, NodeId stmt, std::str
 // `name[...] = `, `name.attr = `, `name += `, `out=name`, `del name[...]`.
 // Returns a description ("`x.add_(...)` at line 12") or "".
 std::string in_place_use(const lint::RuleContext& ctx, NodeId func, std::string_view name);
+// The same for attribute `attr` of any object, anywhere in the file
+// (`self.attr.copy_(...)`, `m.attr[i] = `, `self.attr += `, `out=self.attr`).
+std::string attr_in_place_use(const lint::RuleContext& ctx, std::string_view attr);
 
 // `func` has a `global`/`nonlocal` declaration of `name`.
 bool declared_nonlocal(const lint::RuleContext& ctx, NodeId func, std::string_view name);
