@@ -327,9 +327,17 @@ def _load_mended() -> None:
         raise RuntimeError(f"graphmend at {os.path.dirname(graphmend.__file__)} has no install() "
                            "(python/graphmend/hook.py); rebuild and reinstall graphmend in this interpreter "
                            "(scripts/setup.sh)")
-    install(packages=["transformers"])
+    # --unsafe-fixes (passed down in the environment): also the fixes graphmend
+    # cannot prove invisible, e.g. GM104's speculated memo fills.
+    install(packages=["transformers"], unsafe=os.environ.get(UNSAFE_ENV) == "1")
 
 
+UNSAFE_ENV = "GRAPHMEND_TABLE2_UNSAFE"
+
+
+def _commit_label() -> str:
+    d = C.git_describe()
+    return (d.get("commit") or "?")[:10] + (" + uncommitted changes" if d.get("dirty_src_python") else "")
 LOADERS: dict[str, Callable[[], None]] = {"original": _load_original, "mended": _load_mended}
 ARMS = ("original", "mended")
 
@@ -983,6 +991,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--arms", default="original,mended", type=lambda s: [x for x in s.split(",") if x],
                    help="comma list of original,mended (default both)")
     p.add_argument("--load", default=None, choices=sorted(LOADERS), help="one arm only (same as --arms LOAD)")
+    p.add_argument("--unsafe-fixes", action="store_true", help="mended arm: install(unsafe=True), i.e. also "
+                   "the fixes graphmend marks unsafe (graphmend check says which and why)")
     p.add_argument("--timing", action="store_true", help="also time cold start and steady state (Inductor)")
     p.add_argument("--no-count", action="store_true", help="timing only (no counting, no output comparison)")
     p.add_argument("--reps", type=int, default=3, help="fresh processes per arm and mode for timing (ABBA order)")
@@ -1029,6 +1039,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         p.error(f"unknown row(s): {', '.join(unknown)}; known: {', '.join(ROW_BY_NAME)}")
     if "mended" in a.arms and "original" not in a.arms and not a.no_count:
         p.error("the mended arm is compared with the original arm: use --arms original,mended")
+    if a.unsafe_fixes:
+        os.environ[UNSAFE_ENV] = "1"  # the children inherit it (_child_env)
+    else:
+        os.environ.pop(UNSAFE_ENV, None)
     python = a.python or default_python()
     if not os.path.exists(python):
         print(f"table2: no interpreter at {python}; set GRAPHMEND_TF452_PYTHON or create .venv-tf452 "
@@ -1057,6 +1071,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     if a.txt:
         os.makedirs(os.path.dirname(os.path.abspath(a.txt)), exist_ok=True)
         with open(a.txt, "w", encoding="utf-8") as f:
+            f.write(f"# bench/table2.py {' '.join(sys.argv[1:] if argv is None else argv)}\n"
+                    f"# graphmend {_commit_label()}, unsafe fixes {'on' if a.unsafe_fixes else 'off'}, "
+                    f"timing {'on' if a.timing else 'off'}\n")
             f.write(text)
     flat = []
     for res in results:  # top level: the original arm's record (schema of the counting-only table)
@@ -1071,6 +1088,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if a.json:
         os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
         doc = {"arms": a.arms, "load": a.arms[0] if len(a.arms) == 1 else "original+mended", "python": python,
+               "unsafe_fixes": a.unsafe_fixes,
                "argv": sys.argv[1:] if argv is None else argv, "started": time.strftime(
                    "%Y-%m-%dT%H:%M:%S", time.localtime(t_start)), "wall_s": round(time.time() - t_start, 1),
                "timing": {"on": a.timing, "reps": a.reps, "modes": a.modes, "device": a.device,
