@@ -7,7 +7,9 @@ importing it costs a few hundred microseconds.
 
 Two families, documented precisely in ``docs/runtime.md``:
 
-* deferred side effects ([Defer]): ``print``, ``log``, ``warn``;
+* deferred side effects ([Defer]): ``print``, ``log``, ``warn``, and their
+  conditional forms ``print_if``, ``log_if``, ``warn_if`` (``if cond: ...``
+  with ``cond`` a tensor, decided after the graph);
 * traps ([Trap]): ``trap_if``, ``trap_unless`` and the ``equal`` /
   ``same_shape`` helpers for ``torch.equal`` guards;
 * predication ([Where]): ``where``, the data-dependent ``if`` as one select.
@@ -35,12 +37,15 @@ __all__ = [  # noqa: F822
     "equal",
     "flush",
     "log",
+    "log_if",
     "pending",
     "print",
+    "print_if",
     "same_shape",
     "trap_if",
     "trap_unless",
     "warn",
+    "warn_if",
     "where",
 ]
 
@@ -57,6 +62,7 @@ _K_PRINT = "print"
 _K_LOG = "log"
 _K_WARN = "warn"
 _K_TRAP = "trap"
+_K_WHEN = "when"  # (kind, cond snapshot, inner action): the action if bool(cond)
 
 # Name of the marker attribute whose (replayed) assignment drains the queue.
 # It is never stored in the module's __dict__.
@@ -156,6 +162,67 @@ def _warn(message, category=None, stacklevel=1, source=None):
     if _QUEUE:
         _drain()
     return _call_warn(message, category, stacklevel, source)
+
+
+# ---------------------------------------------------------------------------
+# public API: conditional deferred side effects
+
+
+def _when(cond, emit_now, action):
+    """Shared body of the ``*_if`` functions while tracing.
+
+    ``cond`` known at trace time (a Python bool or a static answer) decides
+    right away; a one-element tensor is snapshotted and decided after the
+    graph; anything else takes the original ``if``'s path now (a tensor of
+    several elements raises the same error the ``if`` raised).
+    """
+    torch = _sys.modules["torch"]
+    if isinstance(cond, torch.Tensor) and cond.numel() == 1:
+        _QUEUE.append((_K_WHEN, _snap(cond), action()))
+        _mark()
+        return None
+    if cond:
+        return emit_now()
+    return None
+
+
+def _print_if(cond, *args, **kwargs):
+    """``if cond: print(*args, **kwargs)``; the test and the print after the
+    graph when compiled."""
+    if _compiling():
+        return _when(cond, lambda: _print(*args, **kwargs),
+                     lambda: (_K_PRINT, _snap_args(args), kwargs))
+    if _QUEUE:
+        _drain()
+    if cond:
+        return _builtins.print(*args, **kwargs)
+    return None
+
+
+def _log_if(cond, logger, method, *args, **kwargs):
+    """``if cond: logger.<method>(*args, **kwargs)``, decided after the graph
+    when compiled."""
+    if _compiling():
+        return _when(cond, lambda: _log(logger, method, *args, **kwargs),
+                     lambda: (_K_LOG, logger, method, _snap_args(args), _snap(kwargs)))
+    if _QUEUE:
+        _drain()
+    if cond:
+        return _call_logger(logger, method, args, kwargs)
+    return None
+
+
+def _warn_if(cond, message, category=None, stacklevel=1, source=None):
+    """``if cond: warnings.warn(message, category, stacklevel, source)``,
+    decided after the graph when compiled."""
+    if _compiling():
+        return _when(cond, lambda: _warn(message, category, stacklevel, source),
+                     lambda: (_K_WARN, _snap(message), category, stacklevel, source))
+    if _QUEUE:
+        _drain()
+    if cond:
+        return _call_warn(message, category, stacklevel, source)
+    return None
 
 
 # ---------------------------------------------------------------------------
@@ -322,23 +389,30 @@ def _call_warn(message, category, stacklevel, source):
     return warnings.warn(message, category, stacklevel + extra, source)
 
 
+def _emit(item):
+    kind = item[0]
+    if kind == _K_PRINT:
+        _builtins.print(*item[1], **item[2])
+    elif kind == _K_LOG:
+        _call_logger(item[1], item[2], item[3], item[4])
+    elif kind == _K_WARN:
+        _call_warn(item[1], item[2], item[3], item[4])
+    elif kind == _K_WHEN:
+        if item[1]:
+            _emit(item[2])
+    elif kind == _K_TRAP:
+        if item[1]:
+            # Later actions are dropped: the original never reached them.
+            raise item[2](*item[3])
+    else:  # pragma: no cover - defensive
+        raise RuntimeError(f"graphmend.runtime: unknown queued action {kind!r}")
+
+
 def _drain_impl():
     items = _QUEUE[:]
     del _QUEUE[:]
     for item in items:
-        kind = item[0]
-        if kind == _K_PRINT:
-            _builtins.print(*item[1], **item[2])
-        elif kind == _K_LOG:
-            _call_logger(item[1], item[2], item[3], item[4])
-        elif kind == _K_WARN:
-            _call_warn(item[1], item[2], item[3], item[4])
-        elif kind == _K_TRAP:
-            if item[1]:
-                # Later actions are dropped: the original never reached them.
-                raise item[2](*item[3])
-        else:  # pragma: no cover - defensive
-            raise RuntimeError(f"graphmend.runtime: unknown queued action {kind!r}")
+        _emit(item)
 
 
 def _drain():
@@ -367,6 +441,9 @@ _PUBLIC = {
     "print": _print,
     "log": _log,
     "warn": _warn,
+    "print_if": _print_if,
+    "log_if": _log_if,
+    "warn_if": _warn_if,
     "trap_if": _trap_if,
     "trap_unless": _trap_unless,
     "equal": _equal,

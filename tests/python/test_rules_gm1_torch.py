@@ -403,3 +403,62 @@ def test_speculating_longrope_fix_is_unsafe_and_exact():
         compiled = torch.compile(mended, backend="eager")
         assert _same(compiled(x, ids), orig(x, ids))
         assert _same(mended.inv_freq, orig.inv_freq)
+
+
+# ------------------------------------------------- GM101 + GM20x: `if c: warn(...)`
+
+EFFECTS_IF = textwrap.dedent(
+    """
+    import logging
+    import warnings
+
+    import torch
+    from torch import nn
+
+    logger = logging.getLogger("gm101_effects_if")
+
+
+    class Net(nn.Module):
+        def forward(self, x: torch.Tensor):
+            x = x * 2
+            if x.sum() < 0:
+                warnings.warn("negative input", UserWarning)
+            if torch.isnan(x).any():
+                print("nan in x")
+                logger.warning("nan seen")
+            return x + 1
+    """
+)
+
+
+def _effects(fn, x, capsys, caplog):
+    import logging
+    import warnings
+
+    capsys.readouterr()
+    caplog.clear()
+    with warnings.catch_warnings(record=True) as w, caplog.at_level(logging.WARNING, "gm101_effects_if"):
+        warnings.simplefilter("always")
+        out = fn(x)
+    records = [(r.name, r.levelno, r.getMessage()) for r in caplog.records if r.name == "gm101_effects_if"]
+    return out, [(str(m.message), m.category) for m in w], capsys.readouterr().out, records
+
+
+def test_if_guarding_deferred_side_effects_is_one_graph_with_the_same_effects(capsys, caplog):
+    mended_src = _mend(EFFECTS_IF, "GM101,GM201,GM202,GM203")
+    assert "_graphmend_rt.warn_if(x.sum() < 0, " in mended_src
+    assert "_graphmend_rt.print_if(" in mended_src and "_graphmend_rt.log_if(" in mended_src
+    orig = _module(EFFECTS_IF).Net()
+    mended = _module(mended_src).Net()
+    assert _count(orig, torch.randn(4))[1] >= 2
+    nan = torch.tensor([1.0, float("nan"), 2.0, 3.0])
+    for x in (torch.rand(4), -torch.rand(4), nan, -nan):
+        assert _count(mended, x) == (1, 0)
+        expected = _effects(orig, x, capsys, caplog)
+        assert expected[1] or expected[2] or x.sum() >= 0  # the branches do run
+        torch._dynamo.reset()
+        compiled = torch.compile(mended, backend="eager")
+        for fn in (compiled, mended):
+            got = _effects(fn, x, capsys, caplog)
+            torch.testing.assert_close(got[0], expected[0], rtol=0, atol=0, equal_nan=True)
+            assert got[1:] == expected[1:]

@@ -53,6 +53,18 @@ is selected with `_graphmend_rt.where(cond, if_true, if_false)`:
 - The mended statement takes exactly the lines of the original (padded with
   blank lines), so line numbers after it do not move.
 
+A branch (without `else`) made only of deferred side effects, i.e. the
+`_graphmend_rt.print/log/warn(...)` calls GM201-GM203 write, becomes their
+conditional forms, decided after the graph (docs/runtime.md):
+
+    if x.sum() < 0:
+        warnings.warn("negative input")
+->  (GM203)  _graphmend_rt.warn("negative input") inside the `if`
+->  (GM101)  _graphmend_rt.warn_if(x.sum() < 0, "negative input")
+
+`graphmend fix` applies both steps; the calls' arguments now always run,
+so they must be pure and total.
+
 `_graphmend_rt.where` (docs/runtime.md) is exactly `if_true if cond else
 if_false` when run eagerly. While tracing it emits `torch.where` only when
 that provably gives the same value: a 0-d condition, both arms tensors of one
@@ -64,7 +76,9 @@ gradient. Otherwise it evaluates the original branch, graph break included.
 
 ## When it declines
 - a branch holds anything but assignments of one local name (`x = ...`,
-  `x: T = ...`, `pass`): calls for effect, attribute or subscript stores,
+  `x: T = ...`, `pass`) or only deferred side effects: other calls for
+  effect (a print, logging or warnings call not deferred yet is reported as
+  such: `graphmend fix` defers it first), attribute or subscript stores,
   `return`, nested `if`, loops, augmented assignment (which updates a tensor in
   place);
 - code that would now always run is not proven pure and total: calls outside
@@ -133,6 +147,51 @@ std::string join_and(const lint::RuleContext& ctx, std::span<const NodeId> value
     if (paren) out += ')';
   }
   return out;
+}
+
+// The data operands of the test as one expression (`&` between `and`
+// operands, each lowered with gm1::lower_condition), or nullopt with *why.
+std::optional<std::string> condition(const lint::RuleContext& ctx, std::span<const NodeId> data,
+                                     std::string* why) {
+  const ast::Tree& tree = ctx.tree();
+  std::string cond;
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    if (i > 0) {
+      gm1::Purity p;
+      gm1::check_pure_total(ctx, data[i], p);
+      if (!p.ok) return *why = "an operand `and` may skip would now always run: " + p.why, std::nullopt;
+    }
+    auto lowered = gm1::lower_condition(ctx, data[i], why);
+    if (!lowered) return std::nullopt;
+    if (data.size() == 1) return lowered;
+    // `a and b` over data operands: `&` needs both bool-valued.
+    const NodeKind k = tree.kind(data[i]);
+    if (k != NodeKind::Compare && k != NodeKind::BoolOp && k != NodeKind::Call &&
+        !(ctx.model()->fact(data[i]).kind == sema::TensorKind::Tensor &&
+          ctx.model()->fact(data[i]).dtype == sema::DType::Bool)) {
+      *why = "`" + std::string(ctx.text_of(data[i])) +
+             "` is not proven bool-valued, so `and` cannot become `&`";
+      return std::nullopt;
+    }
+    if (i) cond += " & ";
+    if (k != NodeKind::Call) cond += '(';
+    cond += *lowered;
+    if (k != NodeKind::Call) cond += ')';
+  }
+  return cond;
+}
+
+// `_graphmend_rt.print/log/warn(...)` (the GM201-GM203 forms): "print",
+// "log" or "warn"; else "".
+std::string_view runtime_effect(const lint::RuleContext& ctx, NodeId stmt) {
+  const ast::Tree& tree = ctx.tree();
+  if (tree.kind(stmt) != NodeKind::Expr) return {};
+  const NodeId call = tree.child(stmt, GM_F(Expr, value));
+  if (tree.kind(call) != NodeKind::Call) return {};
+  const auto q = ctx.model()->qualified_name(tree.child(call, GM_F(Call, func)));
+  for (std::string_view k : {std::string_view("print"), std::string_view("log"), std::string_view("warn")})
+    if (q && *q == std::string(gm2::kRuntimeModule) + "." + std::string(k)) return k;
+  return {};
 }
 
 struct Assignment {
@@ -222,6 +281,105 @@ class DataDependentIf final : public lint::Rule {
     if (!fixable(ctx, func, stmt, statics, data, d, why)) d.declined_reason = why;
   }
 
+  // `if c: _graphmend_rt.warn(...)` -> `_graphmend_rt.warn_if(c, ...)` (and
+  // print/log). nullopt when the branch is not made of such calls (the
+  // caller goes on); false with `why` when it is but cannot be rewritten.
+  std::optional<bool> deferred_branch(const lint::RuleContext& ctx, NodeId func, NodeId stmt,
+                                      std::span<const NodeId> statics,
+                                      std::span<const NodeId> data, lint::Diagnostic& d,
+                                      std::string& why) const {
+    const ast::Tree& tree = ctx.tree();
+    const auto body = tree.children(stmt, GM_F(If, body));
+    std::vector<NodeId> calls;
+    bool plain_effects = true;  // only call statements (deferred or not yet)
+    for (NodeId s : body) {
+      if (tree.kind(s) == NodeKind::Pass) continue;
+      if (!runtime_effect(ctx, s).empty()) {
+        calls.push_back(s);
+      } else {
+        plain_effects = plain_effects && tree.kind(s) == NodeKind::Expr &&
+                        tree.kind(tree.child(s, GM_F(Expr, value))) == NodeKind::Call;
+        if (!plain_effects) return std::nullopt;
+        calls.push_back(NodeId{});
+      }
+    }
+    if (calls.empty()) return std::nullopt;
+    for (NodeId c : calls)
+      if (!c) {
+        why = "the branch calls something for its effect; when GM201-GM203 defer it (print, "
+              "logging, warnings.warn) `graphmend fix` then makes this `if` a `*_if` call";
+        return false;
+      }
+    auto cond = condition(ctx, data, &why);
+    if (!cond) return false;
+    // The arguments now run whatever the condition says.
+    gm1::Purity purity;
+    purity.tensor_names = {};
+    for (NodeId v : data) purity.tensor_names.merge(gm1::tensor_names_of(ctx, v));
+    for (NodeId s : calls) {
+      const NodeId call = tree.child(s, GM_F(Expr, value));
+      for (NodeId a : tree.children(call, GM_F(Call, args))) gm1::check_pure_total(ctx, a, purity);
+      for (NodeId k : tree.children(call, GM_F(Call, keywords)))
+        gm1::check_pure_total(ctx, tree.child(k, GM_F(keyword, value)), purity);
+    }
+    if (!purity.ok) {
+      why = "the call's arguments would now always be evaluated: " + purity.why;
+      return false;
+    }
+    std::vector<std::string> lines;
+    std::string indent;
+    if (!statics.empty()) {
+      lines.push_back("if " + join_and(ctx, statics) + ":");
+      indent = "    ";
+    }
+    std::string cond_ref = *cond;
+    if (calls.size() > 1) {
+      cond_ref = gm1::fresh_name(ctx, func, "_graphmend_cond");
+      lines.push_back(indent + cond_ref + " = " + *cond);
+    }
+    for (NodeId s : calls) {
+      const NodeId call = tree.child(s, GM_F(Expr, value));
+      const auto paren = gm2::open_paren(ctx, call);
+      if (!paren) {
+        why = "the call's `(` does not follow the callee";
+        return false;
+      }
+      const bool has_args = !tree.children(call, GM_F(Call, args)).empty() ||
+                            !tree.children(call, GM_F(Call, keywords)).empty();
+      const std::uint32_t cb = tree.at(call).begin, ce = tree.at(call).end;
+      std::string text = indent + std::string(gm2::kRuntimeAlias) + "." +
+                         std::string(runtime_effect(ctx, s)) + "_if(" + cond_ref;
+      if (has_args) text += ", ";
+      std::string_view rest = ctx.text().substr(*paren + 1, ce - (*paren + 1));
+      const std::size_t skip = rest.find_first_not_of(" \t");
+      text += has_args ? std::string(rest.substr(skip == std::string_view::npos ? 0 : skip))
+                       : std::string(rest);
+      (void)cb;
+      lines.push_back(std::move(text));
+    }
+    const std::uint32_t sb = tree.at(stmt).begin, se = tree.at(stmt).end;
+    const std::uint32_t first_line = gm1::line_of(ctx, sb), last_line = gm1::line_of(ctx, se);
+    const std::size_t comments = edits::comments_in(ctx.file(), sb, se).size();
+    const std::size_t budget = last_line - first_line + 1;
+    if (budget < comments + 1) {
+      why = "too many comments inside the statement to keep its lines";
+      return false;
+    }
+    auto fitted = gm1::fit_lines(std::move(lines), budget - comments);
+    if (!fitted) {
+      why = "the predicated form does not fit the statement's lines";
+      return false;
+    }
+    auto edit = ctx.replace_statement(stmt, *fitted, /*keep_comments=*/true);
+    if (!edit) {
+      why = "the `if` does not start its line";
+      return false;
+    }
+    gm2::attach_fix(ctx, d, "Decide the deferred side effect after the graph (`_graphmend_rt.*_if`)",
+                    {*edit});
+    return true;
+  }
+
   bool fixable(const lint::RuleContext& ctx, NodeId func, NodeId stmt,
                std::span<const NodeId> statics, std::span<const NodeId> data,
                lint::Diagnostic& d, std::string& why) const {
@@ -234,39 +392,22 @@ class DataDependentIf final : public lint::Rule {
     if (!statics.empty() && !orelse.empty())
       return why = "Python-valued `and` operands together with an `else` branch", false;
 
+    // An `if` whose branch only makes deferred side effects (GM201-GM203
+    // rewrote them to `_graphmend_rt.print/log/warn`): their `*_if` forms.
+    if (orelse.empty()) {
+      std::optional<bool> deferred = deferred_branch(ctx, func, stmt, statics, data, d, why);
+      if (deferred) return *deferred;
+    }
+
     // The condition as one expression. A lone `not c` swaps the arms instead
     // of becoming `~c` (which needs c proven a bool tensor).
-    std::string cond;
     bool negate = false;
     std::vector<NodeId> data_v(data.begin(), data.end());
     if (data_v.size() == 1) data_v[0] = gm1::strip_not(tree, data_v[0], &negate);
     data = data_v;
-    for (std::size_t i = 0; i < data.size(); ++i) {
-      if (i > 0) {
-        gm1::Purity p;
-        gm1::check_pure_total(ctx, data[i], p);
-        if (!p.ok) return why = "an operand `and` may skip would now always run: " + p.why, false;
-      }
-      auto lowered = gm1::lower_condition(ctx, data[i], &why);
-      if (!lowered) return false;
-      if (data.size() > 1) {
-        // `a and b` over data operands: `&` needs both bool-valued; reuse the
-        // lowering of a two-operand BoolOp through its rule of operands.
-        const NodeKind k = tree.kind(data[i]);
-        if (k != NodeKind::Compare && k != NodeKind::BoolOp && k != NodeKind::Call &&
-            !(ctx.model()->fact(data[i]).kind == sema::TensorKind::Tensor &&
-              ctx.model()->fact(data[i]).dtype == sema::DType::Bool))
-          return why = "`" + std::string(ctx.text_of(data[i])) +
-                       "` is not proven bool-valued, so `and` cannot become `&`",
-                 false;
-        if (i) cond += " & ";
-        if (k != NodeKind::Call) cond += '(';
-        cond += *lowered;
-        if (k != NodeKind::Call) cond += ')';
-      } else {
-        cond = *lowered;
-      }
-    }
+    auto lowered_cond = condition(ctx, data, &why);
+    if (!lowered_cond) return false;
+    const std::string cond = *lowered_cond;
 
     std::string err;
     auto then_a = assignments(ctx, tree.children(stmt, GM_F(If, body)), &err);
