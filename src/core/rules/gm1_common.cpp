@@ -241,8 +241,15 @@ void check_slice(const lint::RuleContext& ctx, NodeId s, Purity& p) {
     case NodeKind::Tuple:
       for (NodeId e : tree.children(s, GM_F(Tuple, elts))) check_slice(ctx, e, p);
       return;
-    case NodeKind::Constant:
-      return;  // an int (shape-determined IndexError only), None, Ellipsis
+    case NodeKind::Constant: {
+      // None and Ellipsis never raise; an integer raises IndexError when the
+      // dimension is too short, which the branch not taken never did.
+      const auto k = tree.constant_at(tree.field(s, GM_F(Constant, value))).kind;
+      if (k == ast::ConstantValue::Kind::None || k == ast::ConstantValue::Kind::Ellipsis) return;
+      fail(p, ctx, s, "indexing with `" + std::string(ctx.text_of(s)) +
+                          "`, which raises IndexError when the dimension is shorter");
+      return;
+    }
     default:
       fail(p, ctx, s, "indexing with `" + std::string(ctx.text_of(s)) +
                           "`, which can raise for some values");
