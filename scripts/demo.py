@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import glob
 import os
 import subprocess
 import sys
 
 from graphmend import _frontend
+from graphmend._interpreters import cpython_interpreters
 
 ORACLE = ("import ast,sys;"
           "sys.stdout.write(ast.dump(ast.parse(open(sys.argv[1],'rb').read()),"
           "include_attributes=True))")
-
-
-def cpython_interpreters():
-    found = {}
-    for path in sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.*/bin/python3"))):
-        version = tuple(int(p) for p in path.split("/")[-3].split(".")[:2])
-        if (3, 8) <= version <= (3, 13):
-            found[version] = path
-    here = sys.version_info[:2]
-    found.setdefault(here, sys.executable)
-    return dict(sorted(found.items()))
 
 
 def main(paths: list[str]) -> int:

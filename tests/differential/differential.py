@@ -62,7 +62,9 @@ REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 import dumpdiff  # noqa: E402
 
-PYENV = os.environ.get("GRAPHMEND_PYENV", "/root/.pyenv/versions")
+# The interpreter lookup lives in the package source (no build needed for it).
+sys.path.insert(0, os.path.join(REPO, "python"))
+from graphmend._interpreters import PYENV, cpython_interpreters, full_version  # noqa: E402
 ORACLE = os.path.join(HERE, "oracle_worker.py")
 EXT_WORKER = os.path.join(HERE, "ext_worker.py")
 CACHE_DIR = os.path.join(os.path.expanduser("~"), ".cache", "graphmend-differential")
@@ -106,18 +108,9 @@ def oracle_defect(version: str, cpython_err: bytes) -> dict | None:
 
 
 def find_interpreters() -> dict[int, str]:
-    """{minor: python executable} for CPython 3.8–3.13 under pyenv."""
-    found = {}
-    for minor in range(8, 14):
-        cands = sorted(glob.glob(os.path.join(PYENV, f"3.{minor}.*", "bin", "python")))
-        cands = [c for c in cands if os.path.basename(os.path.dirname(os.path.dirname(c))).count(".") == 2]
-        if cands:
-            found[minor] = cands[-1]
-    return found
-
-
-def full_version(exe: str) -> str:
-    return os.path.basename(os.path.dirname(os.path.dirname(exe)))
+    """{minor: python executable} for CPython 3.8–3.13 under pyenv
+    (graphmend._interpreters, the one helper the tests and the demo use too)."""
+    return {minor: exe for (_, minor), exe in cpython_interpreters(include_current=False).items()}
 
 
 def default_roots(interps: dict[int, str]) -> list[str]:
