@@ -9,7 +9,6 @@ the tables follow):
 Tables (all compact: sorted ranges or sorted pairs, searched by binary
 search):
   * XID_Start / XID_Continue ranges (identifier validation, PEP 3131);
-  * printable ranges (str.isprintable, for error messages);
   * NFKC data: canonical combining classes, full compatibility
     decompositions (already recursively expanded), canonical composition
     pairs (primary composites only), for identifier normalisation;
@@ -118,7 +117,6 @@ def main():
 
     parts.append(emit_ranges("xid_start", ranges(is_xid_start)))
     parts.append(emit_ranges("xid_continue", ranges(is_xid_continue)))
-    parts.append(emit_ranges("printable", ranges(lambda cp: chr(cp).isprintable())))
 
     # ---- NFKC
     ccc = []

@@ -6,6 +6,7 @@
 
 #include "syntax/literals.h"
 #include "syntax/token.h"
+#include "syntax/unicode_printable.h"
 #include "syntax/unicode_tables.h"
 
 namespace gm::literals {
@@ -213,10 +214,10 @@ TEST(Unicode, Properties) {
   EXPECT_TRUE(unicode::is_xid_continue(U'\u0301'));
   EXPECT_TRUE(unicode::is_xid_continue(U'\u00B7'));
   EXPECT_FALSE(unicode::is_xid_continue(U'\u20AC'));
-  EXPECT_TRUE(unicode::is_printable(U'\u20AC'));
-  EXPECT_FALSE(unicode::is_printable(U'\u00A0'));
-  EXPECT_FALSE(unicode::is_printable(U'\uFEFF'));
-  EXPECT_TRUE(unicode::is_printable(U' '));
+  EXPECT_TRUE(unicode::is_printable(U'\u20AC', unicode::kNewestMinor));
+  EXPECT_FALSE(unicode::is_printable(U'\u00A0', unicode::kNewestMinor));
+  EXPECT_FALSE(unicode::is_printable(U'\uFEFF', unicode::kNewestMinor));
+  EXPECT_TRUE(unicode::is_printable(U' ', unicode::kNewestMinor));
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "ast/repr.h"
-#include "ast/unicode_printable.h"
+#include "syntax/unicode_printable.h"
 
 namespace {
 
@@ -48,19 +48,19 @@ TEST(Repr, LoneSurrogates) {
 TEST(Repr, PrintabilityFollowsEachVersionsUnicode) {
   // U+1F6DD (Unicode 14) printable from 3.11; U+1FAE8 (Unicode 15) from 3.12;
   // U+2FFC (Unicode 15.1) from 3.13; U+1FAD0 (Unicode 13) from 3.9.
-  EXPECT_FALSE(gm::ast::is_printable(0x1F6DD, 10));
-  EXPECT_TRUE(gm::ast::is_printable(0x1F6DD, 11));
-  EXPECT_FALSE(gm::ast::is_printable(0x1FAE8, 11));
-  EXPECT_TRUE(gm::ast::is_printable(0x1FAE8, 12));
-  EXPECT_FALSE(gm::ast::is_printable(0x2FFC, 12));
-  EXPECT_TRUE(gm::ast::is_printable(0x2FFC, 13));
-  EXPECT_FALSE(gm::ast::is_printable(0x1FAD0, 8));
-  EXPECT_TRUE(gm::ast::is_printable(0x1FAD0, 9));
+  EXPECT_FALSE(gm::unicode::is_printable(0x1F6DD, 10));
+  EXPECT_TRUE(gm::unicode::is_printable(0x1F6DD, 11));
+  EXPECT_FALSE(gm::unicode::is_printable(0x1FAE8, 11));
+  EXPECT_TRUE(gm::unicode::is_printable(0x1FAE8, 12));
+  EXPECT_FALSE(gm::unicode::is_printable(0x2FFC, 12));
+  EXPECT_TRUE(gm::unicode::is_printable(0x2FFC, 13));
+  EXPECT_FALSE(gm::unicode::is_printable(0x1FAD0, 8));
+  EXPECT_TRUE(gm::unicode::is_printable(0x1FAD0, 9));
   EXPECT_EQ(repr_str("\xf0\x9f\x9b\x9d", 10), "'\\U0001f6dd'");
   EXPECT_EQ(repr_str("\xf0\x9f\x9b\x9d", 11), "'\xf0\x9f\x9b\x9d'");
-  EXPECT_TRUE(gm::ast::is_printable(' ', 8));
-  EXPECT_FALSE(gm::ast::is_printable(0xD800, 13));
-  EXPECT_STREQ(gm::ast::unicode_version_for(13), "15.1.0");
+  EXPECT_TRUE(gm::unicode::is_printable(' ', 8));
+  EXPECT_FALSE(gm::unicode::is_printable(0xD800, 13));
+  EXPECT_STREQ(gm::unicode::unicode_version_for(13), "15.1.0");
 }
 
 TEST(Repr, Bytes) {

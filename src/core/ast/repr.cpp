@@ -9,7 +9,7 @@
 #include <cstring>
 #include <system_error>
 
-#include "ast/unicode_printable.h"
+#include "syntax/unicode_printable.h"
 
 namespace gm::ast {
 namespace {
@@ -151,7 +151,7 @@ std::string repr_str(std::string_view wtf8, int minor) {
       append_hex(out, ch, 2);
     } else if (ch < 0x7f) {
       out += static_cast<char>(ch);
-    } else if (is_printable(ch, minor)) {
+    } else if (unicode::is_printable(ch, minor)) {
       out.append(wtf8.substr(start, i - start));
     } else if (ch <= 0xff) {
       out += "\\x";

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "syntax/scan.h"
+#include "syntax/unicode_printable.h"
 #include "syntax/unicode_tables.h"
 
 namespace gm {
@@ -569,7 +570,7 @@ bool Lexer::verify_identifier(std::uint32_t start, std::uint32_t end) {
       std::uint32_t line = line_of(off);
       std::uint32_t col = col_of(off);
       std::string msg;
-      if (unicode::is_printable(cp)) {
+      if (unicode::is_printable(cp, unicode::kNewestMinor)) {
         msg = "invalid character '";
         unicode::append_utf8(msg, cp);
         msg += format_u("' (U+%04X)", cp);

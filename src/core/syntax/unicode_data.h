@@ -13,8 +13,6 @@ extern const std::uint32_t xid_start[][2];
 extern const std::size_t xid_start_size;
 extern const std::uint32_t xid_continue[][2];
 extern const std::size_t xid_continue_size;
-extern const std::uint32_t printable[][2];
-extern const std::size_t printable_size;
 // {first, last, canonical combining class}, sorted.
 extern const std::uint32_t ccc[][3];
 extern const std::size_t ccc_size;

@@ -186,11 +186,6 @@ bool is_xid_continue(char32_t c) {
   return in_ranges(data::xid_continue, data::xid_continue_size, c);
 }
 
-bool is_printable(char32_t c) {
-  if (c < 0x80) return c >= 0x20 && c < 0x7F;
-  return in_ranges(data::printable, data::printable_size, c);
-}
-
 int decode_utf8(const char* p, const char* end, char32_t& cp) {
   const auto* s = reinterpret_cast<const unsigned char*>(p);
   const std::ptrdiff_t avail = end - p;

@@ -12,8 +12,6 @@ namespace gm::unicode {
 // PEP 3131 identifier classes (XID_Start plus '_' is the caller's job).
 bool is_xid_start(char32_t c);
 bool is_xid_continue(char32_t c);
-// Python's str.isprintable() for one character.
-bool is_printable(char32_t c);
 
 // Decode one UTF-8 sequence at p (p < end). Returns its length (1-4) and sets
 // cp; an invalid sequence returns 1 and cp = U+FFFD.
