@@ -335,9 +335,6 @@ def _load_mended() -> None:
 UNSAFE_ENV = "GRAPHMEND_TABLE2_UNSAFE"
 
 
-def _commit_label() -> str:
-    d = C.git_describe()
-    return (d.get("commit") or "?")[:10] + (" + uncommitted changes" if d.get("dirty_src_python") else "")
 LOADERS: dict[str, Callable[[], None]] = {"original": _load_original, "mended": _load_mended}
 ARMS = ("original", "mended")
 
@@ -973,12 +970,20 @@ def rerender(a: argparse.Namespace) -> int:
             r["timing"] = res["timing"]
     if a.txt:
         with open(a.txt, "w", encoding="utf-8") as f:
+            f.write(_txt_header(doc.get("argv") or [], doc.get("graphmend_commit") or {},
+                                bool(doc.get("unsafe_fixes")), a.timing))
             f.write(text)
     if a.json:
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1, default=str)
             f.write("\n")
     return 0
+
+
+def _txt_header(argv: list, commit: dict, unsafe: bool, timing: bool) -> str:
+    label = (commit.get("commit") or "?")[:10] + (" + uncommitted changes" if commit.get("dirty_src_python") else "")
+    return (f"# bench/table2.py {' '.join(argv)}\n"
+            f"# graphmend {label}, unsafe fixes {'on' if unsafe else 'off'}, timing {'on' if timing else 'off'}\n")
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -1071,9 +1076,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     if a.txt:
         os.makedirs(os.path.dirname(os.path.abspath(a.txt)), exist_ok=True)
         with open(a.txt, "w", encoding="utf-8") as f:
-            f.write(f"# bench/table2.py {' '.join(sys.argv[1:] if argv is None else argv)}\n"
-                    f"# graphmend {_commit_label()}, unsafe fixes {'on' if a.unsafe_fixes else 'off'}, "
-                    f"timing {'on' if a.timing else 'off'}\n")
+            f.write(_txt_header(sys.argv[1:] if argv is None else argv, C.git_describe(), a.unsafe_fixes,
+                                a.timing))
             f.write(text)
     flat = []
     for res in results:  # top level: the original arm's record (schema of the counting-only table)
