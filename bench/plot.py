@@ -4,6 +4,10 @@ paper's counts as markers) and the cold-start and steady-state speedups
 (original / mended) with their noise bands.
 
   python bench/plot.py [bench/results/table2_mended.json] [-o bench/results/table2.png]
+      [--safe-counts bench/results/table2_mended_counts.json]
+
+With --safe-counts (a counting run with the safe fixes only) and a main run
+made with --unsafe-fixes, the "after" bars show both.
 
 Needs matplotlib (in the main .venv: requirements/dev.txt).
 """
@@ -27,7 +31,7 @@ def _ok(r: Optional[dict]) -> bool:
     return bool(r) and r.get("status") == "ok"
 
 
-def plot(doc: dict, out: str) -> None:
+def plot(doc: dict, out: str, safe: Optional[dict] = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -37,6 +41,9 @@ def plot(doc: dict, out: str) -> None:
     names = [r["row"] + ("" if r["meta"].get("in_total", True) else "*") for r in rows]
     before = [r.get("break_events") if _ok(r) else None for r in rows]
     after = [(r.get("mended") or {}).get("break_events") if _ok(r.get("mended")) else None for r in rows]
+    unsafe = bool(doc.get("unsafe_fixes"))
+    safe_by_row = {r["row"]: r for r in (safe or {}).get("rows", [])} if unsafe else {}
+    safe_after = [(safe_by_row.get(r["row"], {}).get("mended") or {}).get("break_events") for r in rows]
     pb = [r["meta"]["paper"][0] for r in rows]
     pa = [r["meta"]["paper"][1] for r in rows]
     mode = (doc.get("timing") or {}).get("modes", ["default"])[0] if (doc.get("timing") or {}).get("on") else None
@@ -57,7 +64,15 @@ def plot(doc: dict, out: str) -> None:
     w = 0.38
     ax.bar([i - w / 2 for i in x], [b or 0 for b in before], w, label="before (original transformers 4.52.4)",
            color="#c0504d")
-    ax.bar([i + w / 2 for i in x], [a or 0 for a in after], w, label="after (graphmend.install)", color="#4f81bd")
+    if safe_by_row:
+        ax.bar([i + w / 4 for i in x], [a or 0 for a in safe_after], w / 2,
+               label="after, safe fixes (graphmend.install())", color="#95b3d7")
+        ax.bar([i + 3 * w / 4 for i in x], [a or 0 for a in after], w / 2,
+               label="after, with unsafe fixes (install(unsafe=True))", color="#4f81bd")
+    else:
+        ax.bar([i + w / 2 for i in x], [a or 0 for a in after], w,
+               label="after (graphmend.install(unsafe=True))" if unsafe else "after (graphmend.install)",
+               color="#4f81bd")
     ax.scatter([i - w / 2 for i in x], pb, marker="_", s=260, color="black", zorder=3, label="paper before")
     ax.scatter([i + w / 2 for i in x], pa, marker="_", s=260, color="dimgray", zorder=3, label="paper after")
     for i, (b, a) in enumerate(zip(before, after)):
@@ -71,7 +86,9 @@ def plot(doc: dict, out: str) -> None:
     frac = tot.get("removed_frac")
     ax.set_title("Graph-break events per model (Dynamo's count, CPU, torch 2.13, transformers 4.52.4)"
                  + (f"\n{tot.get('before')} -> {tot.get('after')} ({100 * frac:.0f}% removed; paper "
-                    f"{tot.get('paper_before')} -> {tot.get('paper_after')})" if frac is not None else ""), fontsize=10)
+                    f"{tot.get('paper_before')} -> {tot.get('paper_after')})" if frac is not None else "")
+                 + (f"; safe fixes only: {safe['total'].get('before')} -> {safe['total'].get('after')}"
+                    if safe_by_row and (safe or {}).get("total") else ""), fontsize=10)
     ax.set_ylabel("break events")
     ax.set_xticks(x)
     ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
@@ -111,10 +128,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("json", nargs="?", default=DEFAULT_IN)
     p.add_argument("-o", "--out", default=DEFAULT_OUT)
+    p.add_argument("--safe-counts", metavar="JSON", help="a table2 counting run with the safe fixes only")
     a = p.parse_args(argv)
     with open(a.json, encoding="utf-8") as f:
         doc = json.load(f)
-    plot(doc, a.out)
+    safe = None
+    if a.safe_counts:
+        with open(a.safe_counts, encoding="utf-8") as f:
+            safe = json.load(f)
+    plot(doc, a.out, safe)
     print(f"plot: {a.out}", file=sys.stderr)
     return 0
 
