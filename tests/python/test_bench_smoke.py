@@ -233,6 +233,23 @@ def test_table2_mended_biogpt(tmp_path):
     assert any(line.startswith("TOTAL") for line in p.stdout.splitlines())
 
 
+def test_longrope_unsafe_fix_on_both_sides_of_the_switch():
+    """GM104's unsafe fix of Phi-3's LongRoPE switch (transformers 4.52.4):
+    short, long, short, long, short sequences through one model give the
+    original's logits and inv_freq bitwise, eager and compiled; a long input
+    compiles to one graph without breaks."""
+    py = _hook_python()
+    if py is None:
+        pytest.skip("the transformers 4.52.4 environment has no graphmend with the import hook "
+                    "(scripts/setup.sh installs it)")
+    p = subprocess.run([sys.executable, os.path.join(BENCH, "longrope_paths.py"), "--python", py],
+                       capture_output=True, text=True, env=_env(), cwd=REPO)
+    assert p.returncode == 0, p.stdout + p.stderr[-3000:]
+    mended = json.loads([ln for ln in p.stdout.splitlines() if '"mended"' in ln][-1])
+    assert [c["length"] for c in mended["calls"]] == [8, 24, 8, 40, 12]
+    assert mended["long_input"] == {"graphs": 1, "break_events": 0}
+
+
 def test_survey_mended_one_class(tmp_path):
     """--mended re-runs a breaking pair in two fresh interpreters and reports
     before/after, output identity and regressions."""
