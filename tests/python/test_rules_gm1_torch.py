@@ -347,7 +347,7 @@ LONGROPE = textwrap.dedent(
             factor = 2.0 if seq_len is not None and seq_len > config.original_max_position_embeddings else 1.0
             return 1.0 / (factor * 10000 ** (torch.arange(0, 8, 2, dtype=torch.float32, device=device) / 8))
 
-        def forward(self, x, position_ids):
+        def forward(self, x: torch.Tensor, position_ids):
             seq_len = torch.max(position_ids) + 1
             original = self.config.original_max_position_embeddings
             if seq_len > original:

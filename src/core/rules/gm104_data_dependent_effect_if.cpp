@@ -200,6 +200,39 @@ void stored_attrs(const lint::RuleContext& ctx, const gm1::TailPair& tp, Uses& u
     }
 }
 
+// A name, a constant, or attributes of one: evaluating it runs no code of
+// the program's (beyond attribute lookup).
+bool simple_ref(const ast::Tree& tree, NodeId e) {
+  switch (tree.kind(e)) {
+    case NodeKind::Name:
+    case NodeKind::Constant:
+      return true;
+    case NodeKind::Attribute:
+      return simple_ref(tree, tree.child(e, GM_F(Attribute, value)));
+    default:
+      return false;
+  }
+}
+
+// The condition may stay inline in the (single) `where` when nothing the
+// common statement evaluates before it can run code: the original evaluated
+// the test first. An assignment evaluates its value before its target; a
+// call its callee and the arguments before the hole.
+bool inline_cond_keeps_order(const lint::RuleContext& ctx, const gm1::TailPair& tp) {
+  const ast::Tree& tree = ctx.tree();
+  if (tree.kind(tp.if_tail) == NodeKind::Assign) return true;
+  const NodeId call = tree.child(tp.if_tail, GM_F(Expr, value));
+  if (!simple_ref(tree, tree.child(call, GM_F(Call, func)))) return false;
+  const std::uint32_t hole = tree.at(tp.holes.front().first).begin;
+  for (NodeId a : tree.children(call, GM_F(Call, args)))
+    if (tree.at(a).begin < hole && !simple_ref(tree, a)) return false;
+  for (NodeId k : tree.children(call, GM_F(Call, keywords))) {
+    const NodeId v = tree.child(k, GM_F(keyword, value));
+    if (tree.at(v).begin < hole && !simple_ref(tree, v)) return false;
+  }
+  return true;
+}
+
 // One statement before the common one, classified.
 struct Prefix {
   enum Kind { Local, Memo, Normalize } kind;
@@ -402,6 +435,15 @@ class DataDependentEffectIf final : public lint::Rule {
       }
       for (const auto& h : tp.holes) gm1::check_pure_total(ctx, side == 0 ? h.first : h.second, purity);
     }
+    // `o.a.to(args)`: the arguments now always run too.
+    for (int side = 0; side < 2; ++side)
+      for (const Prefix& p : pre[side]) {
+        if (p.kind != Prefix::Normalize) continue;
+        const NodeId call = tree.child(p.stmt, GM_F(Assign, value));
+        for (NodeId a : tree.children(call, GM_F(Call, args))) gm1::check_pure_total(ctx, a, purity);
+        for (NodeId k : tree.children(call, GM_F(Call, keywords)))
+          gm1::check_pure_total(ctx, tree.child(k, GM_F(keyword, value)), purity);
+      }
     if (!purity.ok) return why = "code that would now always run: " + purity.why, false;
     for (const auto& h : tp.holes)
       for (NodeId v : {h.first, h.second})
@@ -504,7 +546,7 @@ class DataDependentEffectIf final : public lint::Rule {
       if (!inside) lines.push_back(std::string(*indent) + std::string(c));
     }
     std::string cond_ref = *cond;
-    if (has_prefix || tp.holes.size() > 1) {
+    if (has_prefix || tp.holes.size() > 1 || !inline_cond_keeps_order(ctx, tp)) {
       cond_ref = gm1::fresh_name(ctx, func, "_graphmend_cond");
       lines.push_back(std::string(*indent) + cond_ref + " = " + *cond);
     }
