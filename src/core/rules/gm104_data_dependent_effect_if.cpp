@@ -37,7 +37,10 @@ Python must know which branch to run, so Dynamo needs the tensor's value:
 
 ## The rewrite
 The condition is computed first (into a fresh local when there is anything
-to run before the statement), then the statements before the common one, the
+to run before the statement, when there are several differing values, or when
+the common statement runs code, e.g. a call, before the differing value:
+the original evaluated the test before all of it), then the statements
+before the common one, the
 `if` branch's then the `else` branch's, then the common statement once, each
 differing value replaced by `_graphmend_rt.where(cond, if_value,
 else_value)`:
