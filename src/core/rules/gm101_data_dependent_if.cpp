@@ -194,6 +194,23 @@ std::string_view runtime_effect(const lint::RuleContext& ctx, NodeId stmt) {
   return {};
 }
 
+// Replaces the `if` with `lines` in exactly its own lines (comments inside
+// it kept first, blank-line padding) and attaches the fix; false with *why.
+bool replace_in_place(const lint::RuleContext& ctx, NodeId stmt, std::vector<std::string> lines,
+                      std::string description, lint::Diagnostic& d, std::string* why) {
+  const ast::Tree& tree = ctx.tree();
+  const std::uint32_t sb = tree.at(stmt).begin, se = tree.at(stmt).end;
+  const std::size_t comments = edits::comments_in(ctx.file(), sb, se).size();
+  const std::size_t budget = gm1::line_of(ctx, se) - gm1::line_of(ctx, sb) + 1;
+  if (budget < comments + 1) return *why = "too many comments inside the statement to keep its lines", false;
+  auto fitted = gm1::fit_lines(std::move(lines), budget - comments);
+  if (!fitted) return *why = "the predicated form does not fit the statement's lines", false;
+  auto edit = ctx.replace_statement(stmt, *fitted, /*keep_comments=*/true);
+  if (!edit) return *why = "the `if` does not start its line", false;
+  gm2::attach_fix(ctx, d, std::move(description), {*edit});
+  return true;
+}
+
 struct Assignment {
   NodeId stmt;
   std::string name;
@@ -291,30 +308,24 @@ class DataDependentIf final : public lint::Rule {
     const ast::Tree& tree = ctx.tree();
     const auto body = tree.children(stmt, GM_F(If, body));
     std::vector<NodeId> calls;
-    bool plain_effects = true;  // only call statements (deferred or not yet)
+    bool all_deferred = true;
     for (NodeId s : body) {
       if (tree.kind(s) == NodeKind::Pass) continue;
-      if (!runtime_effect(ctx, s).empty()) {
-        calls.push_back(s);
-      } else {
-        plain_effects = plain_effects && tree.kind(s) == NodeKind::Expr &&
-                        tree.kind(tree.child(s, GM_F(Expr, value))) == NodeKind::Call;
-        if (!plain_effects) return std::nullopt;
-        calls.push_back(NodeId{});
-      }
+      if (tree.kind(s) != NodeKind::Expr || tree.kind(tree.child(s, GM_F(Expr, value))) != NodeKind::Call)
+        return std::nullopt;  // not only calls for effect
+      all_deferred = all_deferred && !runtime_effect(ctx, s).empty();
+      calls.push_back(s);
     }
     if (calls.empty()) return std::nullopt;
-    for (NodeId c : calls)
-      if (!c) {
-        why = "the branch calls something for its effect; when GM201-GM203 defer it (print, "
-              "logging, warnings.warn) `graphmend fix` then makes this `if` a `*_if` call";
-        return false;
-      }
+    if (!all_deferred) {
+      why = "the branch calls something for its effect; when GM201-GM203 defer it (print, "
+            "logging, warnings.warn) `graphmend fix` then makes this `if` a `*_if` call";
+      return false;
+    }
     auto cond = condition(ctx, data, &why);
     if (!cond) return false;
     // The arguments now run whatever the condition says.
     gm1::Purity purity;
-    purity.tensor_names = {};
     for (NodeId v : data) purity.tensor_names.merge(gm1::tensor_names_of(ctx, v));
     for (NodeId s : calls) {
       const NodeId call = tree.child(s, GM_F(Expr, value));
@@ -346,7 +357,7 @@ class DataDependentIf final : public lint::Rule {
       }
       const bool has_args = !tree.children(call, GM_F(Call, args)).empty() ||
                             !tree.children(call, GM_F(Call, keywords)).empty();
-      const std::uint32_t cb = tree.at(call).begin, ce = tree.at(call).end;
+      const std::uint32_t ce = tree.at(call).end;
       std::string text = indent + std::string(gm2::kRuntimeAlias) + "." +
                          std::string(runtime_effect(ctx, s)) + "_if(" + cond_ref;
       if (has_args) text += ", ";
@@ -354,30 +365,11 @@ class DataDependentIf final : public lint::Rule {
       const std::size_t skip = rest.find_first_not_of(" \t");
       text += has_args ? std::string(rest.substr(skip == std::string_view::npos ? 0 : skip))
                        : std::string(rest);
-      (void)cb;
       lines.push_back(std::move(text));
     }
-    const std::uint32_t sb = tree.at(stmt).begin, se = tree.at(stmt).end;
-    const std::uint32_t first_line = gm1::line_of(ctx, sb), last_line = gm1::line_of(ctx, se);
-    const std::size_t comments = edits::comments_in(ctx.file(), sb, se).size();
-    const std::size_t budget = last_line - first_line + 1;
-    if (budget < comments + 1) {
-      why = "too many comments inside the statement to keep its lines";
-      return false;
-    }
-    auto fitted = gm1::fit_lines(std::move(lines), budget - comments);
-    if (!fitted) {
-      why = "the predicated form does not fit the statement's lines";
-      return false;
-    }
-    auto edit = ctx.replace_statement(stmt, *fitted, /*keep_comments=*/true);
-    if (!edit) {
-      why = "the `if` does not start its line";
-      return false;
-    }
-    gm2::attach_fix(ctx, d, "Decide the deferred side effect after the graph (`_graphmend_rt.*_if`)",
-                    {*edit});
-    return true;
+    return replace_in_place(ctx, stmt, std::move(lines),
+                            "Decide the deferred side effect after the graph (`_graphmend_rt.*_if`)", d,
+                            &why);
   }
 
   bool fixable(const lint::RuleContext& ctx, NodeId func, NodeId stmt,
@@ -428,7 +420,7 @@ class DataDependentIf final : public lint::Rule {
     }
     if (!purity.ok) return why = "the branch would now always run: " + purity.why, false;
 
-    const std::uint32_t sb = tree.at(stmt).begin, se = tree.at(stmt).end;
+    const std::uint32_t se = tree.at(stmt).end;
     std::uint32_t eb = se, ee = se;  // the else branch's range
     if (!orelse.empty()) eb = tree.at(orelse.front()).begin, ee = tree.at(orelse.back()).end;
 
@@ -567,17 +559,8 @@ class DataDependentIf final : public lint::Rule {
                                    : gm1::where_call(cond_ref, o.name, v, purity.grad_safe);
       lines.push_back(indent + o.name + " = " + rhs);
     }
-    const std::uint32_t first_line = gm1::line_of(ctx, sb);
-    const std::uint32_t last_line = gm1::line_of(ctx, se);
-    const std::size_t comments = edits::comments_in(ctx.file(), sb, se).size();
-    const std::size_t budget = last_line - first_line + 1;
-    if (budget < comments + 1) return why = "too many comments inside the statement to keep its lines", false;
-    auto fitted = gm1::fit_lines(std::move(lines), budget - comments);
-    if (!fitted) return why = "the predicated form does not fit the statement's lines", false;
-    auto edit = ctx.replace_statement(stmt, *fitted, /*keep_comments=*/true);
-    if (!edit) return why = "the `if` does not start its line", false;
-    gm2::attach_fix(ctx, d, "Predicate the branch with `_graphmend_rt.where`", {*edit});
-    return true;
+    return replace_in_place(ctx, stmt, std::move(lines), "Predicate the branch with `_graphmend_rt.where`", d,
+                            &why);
   }
 };
 

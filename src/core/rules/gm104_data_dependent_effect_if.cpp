@@ -335,13 +335,11 @@ std::optional<Prefix> classify(const lint::RuleContext& ctx, NodeId s, std::stri
 // are: they lie inside brackets or after a backslash). nullopt when the
 // statement does not start its line or holds a triple-quoted string.
 std::optional<std::vector<std::string>> reindent(const lint::RuleContext& ctx, std::uint32_t begin,
-                                                 std::uint32_t end, std::string_view text,
-                                                 std::string_view indent) {
+                                                 std::string_view text, std::string_view indent) {
   const auto own = edits::statement_indentation(ctx.text(), begin);
   if (!own) return std::nullopt;
   if (text.find("\"\"\"") != std::string_view::npos || text.find("'''") != std::string_view::npos)
     return std::nullopt;
-  (void)end;
   std::vector<std::string> out;
   std::size_t pos = 0;
   bool first = true;
@@ -558,7 +556,7 @@ class DataDependentEffectIf final : public lint::Rule {
     for (int side = 0; side < 2; ++side)
       for (const Prefix& p : pre[side]) {
         const auto& n = tree.at(p.stmt);
-        auto text = reindent(ctx, n.begin, n.end, ctx.text_of(p.stmt), *indent);
+        auto text = reindent(ctx, n.begin, ctx.text_of(p.stmt), *indent);
         if (!text) return why = "a branch statement holds a triple-quoted string or does not start its line", false;
         lines.insert(lines.end(), text->begin(), text->end());
         if (p.kind != Prefix::Local) {
@@ -584,7 +582,7 @@ class DataDependentEffectIf final : public lint::Rule {
       at = tree.at(h.first).end;
     }
     tail.append(ctx.text().substr(at, te - at));
-    auto tail_lines = reindent(ctx, tb, te, tail, *indent);
+    auto tail_lines = reindent(ctx, tb, tail, *indent);
     if (!tail_lines) return why = "the common statement holds a triple-quoted string or does not start its line", false;
     lines.insert(lines.end(), tail_lines->begin(), tail_lines->end());
 
