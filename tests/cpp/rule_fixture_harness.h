@@ -8,10 +8,11 @@
 // something, `<case>.fixed.py` (the exact mended text). Without `.fixed.py`
 // the file must come back unchanged. Every snapshot is also checked to be
 // idempotent: fixing the mended text changes nothing and leaves no fixable
-// diagnostic. A case whose name ends in `_unsafe` is fixed with unsafe fixes
-// on (`--unsafe-fixes`); elsewhere unsafe fixes show in `.expected` as
-// `| unsafe fix: ...` and are not applied. GM_UPDATE_FIXTURES=1 rewrites the
-// snapshots (review the diff!).
+// diagnostic. Unsafe fixes show in `.expected` as `| unsafe fix: ...` and
+// are not applied there; when a case has one, it is fixed a second time with
+// unsafe fixes on (`--unsafe-fixes`) against `<case>.unsafe.fixed.py`,
+// idempotent too. GM_UPDATE_FIXTURES=1 rewrites the snapshots (review the
+// diff!).
 //
 // Use:
 //   class GmNFixture : public ::testing::TestWithParam<std::string> {};
@@ -116,32 +117,22 @@ inline std::string fix_text(std::string_view code, const std::string& bytes) {
   return lint::fix_to_fixpoint(decode(bytes), options(), rules).text;
 }
 
-// The snapshot test of one fixture input (the rule is its directory's name).
-inline void check_snapshot(const std::string& input_path) {
-  const fs::path input(input_path);
-  const std::string code = input.parent_path().filename().string();
-  const fs::path stem = input.parent_path() / input.stem();
-  const fs::path expected_diags = stem.string() + ".expected";
-  const fs::path expected_fixed = stem.string() + ".fixed.py";
-  const std::string bytes = read_file(input);
-  const bool unsafe = input.stem().string().ends_with("_unsafe");
+// One fix pass of a snapshot: the mended text against `expected_fixed` (or
+// unchanged when that file does not exist), then idempotence.
+inline void check_fixed(const std::string& code, const fs::path& input, const std::string& bytes,
+                        bool unsafe, const fs::path& expected_fixed) {
   const Outcome o = run(code, bytes, unsafe);
   const bool changed = o.fixed.status == lint::FixResult::Status::Fixed;
   ASSERT_TRUE(o.fixed.status == lint::FixResult::Status::Fixed ||
               o.fixed.status == lint::FixResult::Status::Unchanged)
       << lint::status_name(o.fixed.status);
-
   if (std::getenv("GM_UPDATE_FIXTURES") != nullptr) {
-    write_file(expected_diags, o.diagnostics);
     if (changed) write_file(expected_fixed, o.fixed.text);
     else fs::remove(expected_fixed);
-    GTEST_SKIP() << "snapshots rewritten";
+    return;
   }
-
-  ASSERT_TRUE(fs::exists(expected_diags)) << expected_diags;
-  EXPECT_EQ(o.diagnostics, read_file(expected_diags)) << input;
   if (fs::exists(expected_fixed)) {
-    EXPECT_TRUE(changed);
+    EXPECT_TRUE(changed) << expected_fixed;
     EXPECT_EQ(o.fixed.text, read_file(expected_fixed)) << input;
   } else {
     EXPECT_FALSE(changed) << input;
@@ -155,6 +146,36 @@ inline void check_snapshot(const std::string& input_path) {
   EXPECT_EQ(again.diagnostics.find("| fix:"), std::string::npos) << again.diagnostics;
   if (unsafe) {
     EXPECT_EQ(again.diagnostics.find("| unsafe fix:"), std::string::npos) << again.diagnostics;
+  }
+}
+
+// The snapshot test of one fixture input (the rule is its directory's name).
+inline void check_snapshot(const std::string& input_path) {
+  const fs::path input(input_path);
+  const std::string code = input.parent_path().filename().string();
+  const fs::path stem = input.parent_path() / input.stem();
+  const fs::path expected_diags = stem.string() + ".expected";
+  const fs::path unsafe_fixed = stem.string() + ".unsafe.fixed.py";
+  const std::string bytes = read_file(input);
+  const std::string diagnostics = run(code, bytes).diagnostics;
+  const bool has_unsafe = diagnostics.find("| unsafe fix:") != std::string::npos;
+
+  if (std::getenv("GM_UPDATE_FIXTURES") != nullptr) {
+    write_file(expected_diags, diagnostics);
+    check_fixed(code, input, bytes, false, stem.string() + ".fixed.py");
+    if (has_unsafe) check_fixed(code, input, bytes, true, unsafe_fixed);
+    else fs::remove(unsafe_fixed);
+    GTEST_SKIP() << "snapshots rewritten";
+  }
+
+  ASSERT_TRUE(fs::exists(expected_diags)) << expected_diags;
+  EXPECT_EQ(diagnostics, read_file(expected_diags)) << input;
+  check_fixed(code, input, bytes, false, stem.string() + ".fixed.py");
+  if (has_unsafe) {
+    ASSERT_TRUE(fs::exists(unsafe_fixed)) << unsafe_fixed;
+    check_fixed(code, input, bytes, true, unsafe_fixed);
+  } else {
+    EXPECT_FALSE(fs::exists(unsafe_fixed)) << unsafe_fixed;
   }
 }
 
