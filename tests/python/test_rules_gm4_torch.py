@@ -1,0 +1,88 @@
+"""GM408 end to end with torch: the loop over a tensor of sizes is handed the
+Python list the tensor was built from, so Dynamo traces it without reading
+tensor data, and the mended module computes exactly what the original does.
+
+The fixture is the rule's own (tests/fixtures/rules/GM408/proposals.py: a
+Deformable-DETR-style encoder and proposal generator with a sizes tensor
+passed down two levels of calls); it is mended with graphmend.fix_source, so
+this checks the real rewrite.
+"""
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import sys
+import uuid
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import graphmend  # noqa: E402
+
+FIXTURE = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "rules" / "GM408" / "proposals.py"
+
+
+def _module(source: str):
+    name = f"gm408_case_{uuid.uuid4().hex}"
+    spec = importlib.util.spec_from_loader(name, loader=None)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
+    return module
+
+
+def _inputs(seed: int):
+    g = torch.Generator().manual_seed(seed)
+    shapes = [(6, 5), (3, 3), (2, 1)] if seed % 2 else [(4, 4), (2, 3)]
+    feature_maps = [torch.randn(2, 4, h, w, generator=g) for h, w in shapes]
+    total = sum(h * w for h, w in shapes)
+    masks = torch.rand(2, total, generator=g) > 0.5
+    valid_ratios = torch.rand(2, len(shapes), 2, generator=g) + 0.5
+    return feature_maps, masks, valid_ratios
+
+
+def _same(a, b):
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+
+
+def test_fix_is_unsafe_only():
+    source = FIXTURE.read_text()
+    safe = graphmend.fix_source(source, select="GM408")
+    assert safe.source == source
+    assert [d.applicability for d in safe.diagnostics] == ["unsafe"] * 3
+
+
+def test_sizes_loop_traces_without_breaks_and_computes_the_same():
+    source = FIXTURE.read_text()
+    result = graphmend.fix_source(source, select="GM408", unsafe=True)
+    assert result.status == "fixed"
+    compile(result.source, "<mended>", "exec")
+    assert graphmend.fix_source(result.source, select="GM408", unsafe=True).source == result.source
+    original, mended = _module(source), _module(result.source)
+
+    torch._dynamo.reset()
+    before = graphmend.explain(original.Model(), *_inputs(1))
+    torch._dynamo.reset()
+    after = graphmend.explain(mended.Model(), *_inputs(1))
+    assert before.break_events > 0 or before.graphs == 0
+    assert after.break_events == 0 and after.graphs == 1
+
+    for seed in range(4):  # fresh shapes and values, eager and compiled
+        want = original.Model()(*_inputs(seed))
+        assert _same(mended.Model()(*_inputs(seed)), want)
+        torch._dynamo.reset()
+        compiled = torch.compile(mended.Model(), backend="eager")
+        assert _same(compiled(*_inputs(seed)), want)
+
+
+def test_local_list_loop():
+    source = FIXTURE.read_text()
+    mended = _module(graphmend.fix_source(source, select="GM408", unsafe=True).source)
+    original = _module(source)
+    x = torch.randn(3, 40)
+    sizes = [(2, 3), (4, 5), (1, 1)]
+    torch._dynamo.reset()
+    assert graphmend.explain(mended.Local(), x, sizes).break_events == 0
+    assert _same(mended.Local()(x, sizes), original.Local()(x, sizes))
