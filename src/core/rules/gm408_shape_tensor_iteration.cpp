@@ -65,7 +65,11 @@ alone cannot prove, named in the fix: calls between building the tensor and
 the loop do not mutate the list, code outside the file does not override the
 loop's function or call the caller with a tensor and list that disagree, and
 the sizes fit the arithmetic (an int64 product that overflows wraps around
-as a tensor; `height - 0.5` is a float32 0-d tensor but a Python float).
+as a tensor; `height - 0.5` is a float32 0-d tensor but a Python float, the
+same number while sizes are below 2**23), and no item meets a 0-d integer
+tensor of another dtype (`h * n` with `n` a 0-d int32 tensor is int64 before,
+int32 after). Division (`h / 3`) and float constants float32 cannot hold
+(`h * 0.1`) are declined: they round differently.
 
 ## When it declines
 - the items are used other than as sizes: compared, formatted, passed to an
@@ -114,9 +118,13 @@ bool is_int_constant(const ast::Tree& t, NodeId e) {
   return e && t.kind(e) == NodeKind::Constant &&
          t.constant_at(t.field(e, GM_F(Constant, value))).kind == ast::ConstantValue::Kind::Int;
 }
+// A float constant float32 holds exactly (0.5, 2.0, not 0.1): `h - 0.5` is
+// then the same number as a float32 0-d tensor and as a Python float.
 bool is_float_constant(const ast::Tree& t, NodeId e) {
-  return e && t.kind(e) == NodeKind::Constant &&
-         t.constant_at(t.field(e, GM_F(Constant, value))).kind == ast::ConstantValue::Kind::Float;
+  if (!e || t.kind(e) != NodeKind::Constant) return false;
+  const auto& c = t.constant_at(t.field(e, GM_F(Constant, value)));
+  return c.kind == ast::ConstantValue::Kind::Float &&
+         static_cast<double>(static_cast<float>(c.number)) == c.number;
 }
 
 // The owner function of a binding's scope (the def node), else None.
@@ -265,6 +273,12 @@ std::string mutation_after(const FileFacts& ff, NodeId func, const Binding* list
           return "`" + std::string(list_b->name) + "." + std::string(attr) + "`" +
                  line_suffix(ff.ctx, p);
       }
+      // a second name for the list (or for one of its items) could mutate it
+      // unseen
+      const NodeKind k = t.kind(p);
+      if (k == NodeKind::Assign || k == NodeKind::AnnAssign || k == NodeKind::NamedExpr ||
+          k == NodeKind::AugAssign || k == NodeKind::withitem)
+        return "`" + std::string(list_b->name) + "` gets another name" + line_suffix(ff.ctx, p);
       break;
     }
   }
@@ -419,7 +433,7 @@ class ItemUses {
       const auto op = static_cast<NodeKind>(t_.field(e, GM_F(BinOp, op)).a);
       if (l == Kind::Unknown || r == Kind::Unknown || !arithmetic(op)) return Kind::Unknown;
       if (l == Kind::Tensor || r == Kind::Tensor) return Kind::Tensor;
-      return l == Kind::Int && r == Kind::Int && op != NodeKind::Div ? Kind::Int : Kind::Float;
+      return l == Kind::Int && r == Kind::Int ? Kind::Int : Kind::Float;
     }
     if (is_tensor(ff_.m, e)) return Kind::Tensor;
     if (t_.kind(e) == NodeKind::Subscript) {  // x[:, None, i]: tensor-style indexing
@@ -441,12 +455,12 @@ class ItemUses {
 
   static bool arithmetic(NodeKind op) {
     return op == NodeKind::Add || op == NodeKind::Sub || op == NodeKind::Mult ||
-           op == NodeKind::FloorDiv || op == NodeKind::Mod || op == NodeKind::Div;
+           op == NodeKind::FloorDiv || op == NodeKind::Mod;
   }
 
   bool size_call(NodeId call, Kind k) const {
     static constexpr std::string_view kFactories[] = {
-        "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.rand", "torch.randn",
+        "torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn",
         "torch.randint", "torch.eye", "torch.tril_indices", "torch.triu_indices"};
     static constexpr std::string_view kRanges[] = {"torch.linspace", "torch.arange", "torch.logspace"};
     static constexpr std::string_view kMethods[] = {
@@ -518,16 +532,17 @@ class ItemUses {
           const NodeId l = t_.child(p, GM_F(BinOp, left)), rr = t_.child(p, GM_F(BinOp, right));
           const Kind o = operand(l == e ? rr : l);
           const auto op = static_cast<NodeKind>(t_.field(p, GM_F(BinOp, op)).a);
+          // `/` is left out: h / 3 rounds differently in float32 and float64
           const bool int_op = op == NodeKind::Add || op == NodeKind::Sub || op == NodeKind::Mult ||
                               op == NodeKind::FloorDiv || op == NodeKind::Mod;
-          if (!int_op && op != NodeKind::Div)
+          // with a (non-0-d integer) tensor: a tensor either way, same dtype
+          if (o == Kind::Tensor && (int_op || op == NodeKind::Div)) return;
+          if (!int_op)
             return fail(p, "an item is an operand of `" + std::string(ff_.ctx.text_of(p)) + "`");
           if (o == Kind::Unknown)
             return fail(p, "an item meets an operand not known to be a number or a tensor in `" +
                                std::string(ff_.ctx.text_of(p)) + "`");
-          if (o == Kind::Tensor) return;  // a tensor either way, same dtype
-          if (k == Kind::Int && o == Kind::Int && int_op) k = Kind::Int;
-          else k = Kind::Float;
+          k = k == Kind::Int && o == Kind::Int ? Kind::Int : Kind::Float;
           e = p;
           continue;
         }
