@@ -66,8 +66,10 @@ def test_sizes_loop_traces_without_breaks_and_computes_the_same():
     before = graphmend.explain(original.Model(), *_inputs(1))
     torch._dynamo.reset()
     after = graphmend.explain(mended.Model(), *_inputs(1))
-    assert before.break_events > 0 or before.graphs == 0
-    assert after.break_events == 0 and after.graphs == 1
+    # both loops broke the graph and made Dynamo skip their frames
+    assert before.break_events > 0 and before.graphs > 1
+    assert {f.function for f in before.skipped_frames} == {"get_reference_points", "generate_proposals"}
+    assert after.break_events == 0 and after.graphs == 1 and not after.skipped_frames
 
     for seed in range(4):  # fresh shapes and values, eager and compiled
         want = original.Model()(*_inputs(seed))
