@@ -8,24 +8,17 @@ the real rewrite, not a hand-written copy of it.
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
 import textwrap
-import uuid
 
 import pytest
 
 torch = pytest.importorskip("torch")
 import graphmend  # noqa: E402
+from _torch_cases import load_module, same_tensors  # noqa: E402
 
 
 def _module(source: str):
-    name = f"gm1_case_{uuid.uuid4().hex}"
-    spec = importlib.util.spec_from_loader(name, loader=None)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
-    return module
+    return load_module(source, "gm1_case")
 
 
 def _mend(source: str, codes: str) -> str:
@@ -45,9 +38,7 @@ def _count(fn, *args):
 
 
 def _same(a, b):
-    if isinstance(a, tuple):
-        return all(_same(x, y) for x, y in zip(a, b))
-    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+    return same_tensors(a, b)
 
 
 CLAMP = textwrap.dedent(

@@ -9,26 +9,19 @@ this checks the real rewrite.
 """
 from __future__ import annotations
 
-import importlib.util
 import pathlib
-import sys
-import uuid
 
 import pytest
 
 torch = pytest.importorskip("torch")
 import graphmend  # noqa: E402
+from _torch_cases import load_module, same_tensors  # noqa: E402
 
 FIXTURE = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "rules" / "GM408" / "proposals.py"
 
 
 def _module(source: str):
-    name = f"gm408_case_{uuid.uuid4().hex}"
-    spec = importlib.util.spec_from_loader(name, loader=None)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
-    return module
+    return load_module(source, "gm408_case")
 
 
 def _inputs(seed: int):
@@ -42,9 +35,7 @@ def _inputs(seed: int):
 
 
 def _same(a, b):
-    if isinstance(a, tuple):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+    return same_tensors(a, b)
 
 
 def test_fix_is_unsafe_only():

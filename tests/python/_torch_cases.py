@@ -1,0 +1,26 @@
+"""Helpers shared by the rules' end-to-end torch tests (test_rules_gm*_torch.py)."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+import uuid
+
+
+def load_module(source: str, prefix: str = "case"):
+    """Executes `source` as a fresh module (registered in sys.modules, so that
+    Dynamo and pickling can find it) and returns it."""
+    name = f"{prefix}_{uuid.uuid4().hex}"
+    spec = importlib.util.spec_from_loader(name, loader=None)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
+    return module
+
+
+def same_tensors(a, b) -> bool:
+    """Bitwise equality of tensors or (nested) tuples of them, dtype and shape included."""
+    import torch
+
+    if isinstance(a, tuple):
+        return isinstance(b, tuple) and len(a) == len(b) and all(same_tensors(x, y) for x, y in zip(a, b))
+    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
