@@ -412,6 +412,20 @@ TEST(SemanticRegions, ModuleClassesAndConfidence) {
   EXPECT_EQ(m.module_confidence(a->cls("Plain")), ModuleConfidence::None);
 }
 
+TEST(SemanticRegions, DerivesFromInFileBases) {
+  auto a = analyze(
+      "class A: pass\n"
+      "class B(A): pass\n"
+      "class C(B, object): pass\n"
+      "class D: pass\n");
+  const auto& m = a->model;
+  EXPECT_TRUE(m.derives_from(a->cls("B"), a->cls("A")));
+  EXPECT_TRUE(m.derives_from(a->cls("C"), a->cls("A")));  // through B
+  EXPECT_FALSE(m.derives_from(a->cls("A"), a->cls("A")));
+  EXPECT_FALSE(m.derives_from(a->cls("A"), a->cls("C")));
+  EXPECT_FALSE(m.derives_from(a->cls("D"), a->cls("A")));
+}
+
 TEST(SemanticRegions, EntriesAndCallees) {
   auto a = analyze(kModelSource);
   const auto& m = a->model;

@@ -170,9 +170,6 @@ bool nonzero_constant(const lint::RuleContext& ctx, NodeId n) {
   return t.find_first_not_of("0._eE+-jJxXoObB") != std::string_view::npos;
 }
 
-std::string line_suffix(const lint::RuleContext& ctx, NodeId n) {
-  return " (line " + std::to_string(line_of(ctx, ctx.tree().at(n).begin)) + ")";
-}
 
 void fail(Purity& p, const lint::RuleContext& ctx, NodeId n, std::string what) {
   if (!p.ok) return;
@@ -260,6 +257,10 @@ void check_slice(const lint::RuleContext& ctx, NodeId s, Purity& p) {
 
 std::uint32_t line_of(const lint::RuleContext& ctx, std::uint32_t offset) {
   return ctx.location(offset, offset).line;
+}
+
+std::string line_suffix(const lint::RuleContext& ctx, NodeId n) {
+  return " (line " + std::to_string(line_of(ctx, ctx.tree().at(n).begin)) + ")";
 }
 
 // ------------------------------------------------------------------ where

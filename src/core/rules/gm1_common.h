@@ -182,6 +182,8 @@ std::string where_call(std::string_view cond, std::string_view if_true,
 
 // 1-based line of a byte offset.
 std::uint32_t line_of(const lint::RuleContext& ctx, std::uint32_t offset);
+// " (line N)" for node n, to end a decline reason.
+std::string line_suffix(const lint::RuleContext& ctx, NodeId n);
 
 // Fits `lines` into at most `budget` physical lines (the statement being
 // replaced), so the line numbers of everything after it stay the same (the

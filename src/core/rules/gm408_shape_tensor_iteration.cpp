@@ -150,10 +150,6 @@ bool only_binding(const sema::Model& m, const Binding* b) {
   return m.bindings_of(b->scope, b->name).size() == 1;
 }
 
-std::string line_suffix(const lint::RuleContext& ctx, NodeId n) {
-  return " (line " + std::to_string(gm1::line_of(ctx, ctx.tree().at(n).begin)) + ")";
-}
-
 // Where a statement-level use sits for "after" comparisons.
 std::uint32_t begin_of_stmt(const lint::RuleContext& ctx, NodeId n) {
   const NodeId s = edits::enclosing_statement(ctx.tree(), ctx.tree().at(n).begin);
@@ -264,21 +260,21 @@ std::string mutation_after(const FileFacts& ff, NodeId func, const Binding* list
     for (NodeId p = ff.m.parent(e); p; e = p, p = ff.m.parent(p)) {
       if (t.kind(p) == NodeKind::Subscript && t.child(p, GM_F(Subscript, value)) == e) {
         if (ctx_of(t, p) != NodeKind::Load)
-          return "an item store into `" + std::string(list_b->name) + "`" + line_suffix(ff.ctx, p);
+          return "an item store into `" + std::string(list_b->name) + "`" + gm1::line_suffix(ff.ctx, p);
         continue;
       }
       if (t.kind(p) == NodeKind::Attribute && t.child(p, GM_F(Attribute, value)) == e) {
         const std::string_view attr = t.text(t.field(p, GM_F(Attribute, attr)));
         if (attr != "index" && attr != "count" && attr != "copy")
           return "`" + std::string(list_b->name) + "." + std::string(attr) + "`" +
-                 line_suffix(ff.ctx, p);
+                 gm1::line_suffix(ff.ctx, p);
       }
       // a second name for the list (or for one of its items) could mutate it
       // unseen
       const NodeKind k = t.kind(p);
       if (k == NodeKind::Assign || k == NodeKind::AnnAssign || k == NodeKind::NamedExpr ||
           k == NodeKind::AugAssign || k == NodeKind::withitem)
-        return "`" + std::string(list_b->name) + "` gets another name" + line_suffix(ff.ctx, p);
+        return "`" + std::string(list_b->name) + "` gets another name" + gm1::line_suffix(ff.ctx, p);
       break;
     }
   }
@@ -348,8 +344,8 @@ ListProof sibling_list(const FileFacts& ff, const Binding* b, int depth) {
     if (p != b->node) candidates.push_back(p);
   for (NodeId call : sites) {
     const auto arg = argument_for(m, call, f, b->node);
-    if (!arg) return r.why = "a call of the caller cannot be matched to its parameters" + line_suffix(ff.ctx, call), r;
-    if (!*arg) return r.why = "a call of the caller leaves `" + std::string(b->name) + "` to its default" + line_suffix(ff.ctx, call), r;
+    if (!arg) return r.why = "a call of the caller cannot be matched to its parameters" + gm1::line_suffix(ff.ctx, call), r;
+    if (!*arg) return r.why = "a call of the caller leaves `" + std::string(b->name) + "` to its default" + gm1::line_suffix(ff.ctx, call), r;
     const ListProof inner = list_behind(ff, *arg, depth - 1);
     if (!inner.list) return r.why = inner.why, r;
     std::erase_if(candidates, [&](NodeId p) {
@@ -358,7 +354,7 @@ ListProof sibling_list(const FileFacts& ff, const Binding* b, int depth) {
     });
     if (candidates.empty())
       return r.why = "no other parameter of the caller gets the list `" + std::string(inner.list->name) +
-                     "`" + line_suffix(ff.ctx, call), r;
+                     "`" + gm1::line_suffix(ff.ctx, call), r;
   }
   // the sibling parameter itself: never rebound or mutated in f
   for (NodeId p : candidates) {
@@ -415,7 +411,7 @@ class ItemUses {
   enum class Kind { Int, Float, Tensor, Unknown };
 
   void fail(NodeId at, std::string what) {
-    if (why_.empty()) why_ = std::move(what) + line_suffix(ff_.ctx, at);
+    if (why_.empty()) why_ = std::move(what) + gm1::line_suffix(ff_.ctx, at);
   }
   bool tracked(NodeId name) const {
     if (t_.kind(name) != NodeKind::Name) return false;
@@ -684,13 +680,19 @@ class ShapeTensorIteration final : public lint::Rule {
 
     // Is the sequence a tensor? A local tensor fact, or a parameter some call
     // site passes a tensor for.
-    std::vector<NodeId> tensor_sites;  // call sites passing a tensor (parameter case)
+    // call sites passing a tensor (parameter case), with the list behind it
+    struct Site {
+      NodeId call, arg;
+      ListProof proof;
+    };
+    std::vector<Site> tensor_sites;
     bool local = false;
     if (seq->kind == BindingKind::Parameter) {
       for (NodeId call : ff.callers(func)) {
         const auto arg = argument_for(m, call, func, seq->node);
-        if (arg && *arg && (is_tensor(m, *arg) || list_behind(ff, *arg, 1).list))
-          tensor_sites.push_back(call);
+        if (!arg || !*arg) continue;
+        ListProof proof = list_behind(ff, *arg, 1);
+        if (proof.list || is_tensor(m, *arg)) tensor_sites.push_back({call, *arg, std::move(proof)});
       }
       if (tensor_sites.empty()) return;
     } else {
@@ -709,12 +711,9 @@ class ShapeTensorIteration final : public lint::Rule {
       uses.track(b);
     }
     if (why.empty() && !uses.run()) why = uses.why();
-    if (why.empty() && !uses.reaches_size()) return;  // items never used as sizes: no break
-    if (!why.empty() && !uses.reaches_size()) {
-      // the loop may still break elsewhere, but not for the reason this rule
-      // is about; stay quiet rather than guess
-      return;
-    }
+    // Items never used as sizes: no data read. (The loop may still break
+    // elsewhere, but not for the reason this rule is about.)
+    if (!uses.reaches_size()) return;
 
     const std::string seq_name(seq->name);
     auto& d = sink.report(begin_of(t, s.seq), end_of(t, s.seq),
@@ -732,7 +731,6 @@ class ShapeTensorIteration final : public lint::Rule {
     if (local) {
       const ListProof p = list_behind(ff, s.seq, 0);
       if (!p.list) return void(d.declined_reason = p.why);
-      if (loads_of(m, func, seq).size() < 1) return;
       edits.push_back(edits::Edit::replace(begin_of(t, s.seq), end_of(t, s.seq), std::string(p.list->name)));
       lists.push_back(std::string(p.list->name));
     } else {
@@ -741,21 +739,19 @@ class ShapeTensorIteration final : public lint::Rule {
         return void(d.declined_reason = "`" + seq_name + "` is used other than by this loop");
       if (const std::string o = override_of(ff, func); !o.empty())
         return void(d.declined_reason = o);
-      for (NodeId call : tensor_sites) {
-        const auto targets = m.callees(call);
-        if (targets.size() != 1) {
-          last_why = "a call site may reach another function" + line_suffix(ff.ctx, call);
+      for (const Site& site : tensor_sites) {
+        if (m.callees(site.call).size() != 1) {
+          last_why = "a call site may reach another function" + gm1::line_suffix(ff.ctx, site.call);
           continue;
         }
-        const NodeId arg = *argument_for(m, call, func, seq->node);
-        const ListProof p = list_behind(ff, arg, 1);
-        if (!p.list) {
-          last_why = p.why;
+        if (!site.proof.list) {
+          last_why = site.proof.why;
           continue;
         }
-        edits.push_back(edits::Edit::replace(begin_of(t, arg), end_of(t, arg), std::string(p.list->name)));
-        lists.push_back(std::string(p.list->name));
-        lines.push_back(gm1::line_of(ff.ctx, begin_of(t, call)));
+        const std::string list(site.proof.list->name);
+        edits.push_back(edits::Edit::replace(begin_of(t, site.arg), end_of(t, site.arg), list));
+        lists.push_back(list);
+        lines.push_back(gm1::line_of(ff.ctx, begin_of(t, site.call)));
       }
       if (edits.empty()) return void(d.declined_reason = "no Python list holding the same values: " + last_why);
     }
@@ -784,24 +780,13 @@ class ShapeTensorIteration final : public lint::Rule {
     std::string found;
     walk(t, t.root(), [&](NodeId n) {
       if (!found.empty() || t.kind(n) != NodeKind::ClassDef || n == cls) return;
-      if (!derives_from(m, n, cls, 0)) return;
+      if (!m.derives_from(n, cls)) return;
       for (NodeId st : t.children(n, GM_F(ClassDef, body)))
         if (is_function(t, st) && t.text(t.field(st, GM_F(FunctionDef, name))) == fname)
           found = "`" + std::string(fname) + "` is overridden in subclass `" +
                   std::string(t.text(t.field(n, GM_F(ClassDef, name)))) + "`";
     });
     return found;
-  }
-  static bool derives_from(const sema::Model& m, NodeId cls, NodeId base, int depth) {
-    const ast::Tree& t = m.tree();
-    if (depth > 16) return false;
-    for (NodeId b : t.children(cls, GM_F(ClassDef, bases))) {
-      if (t.kind(b) != NodeKind::Name) continue;
-      const Binding* bb = m.resolve(b);
-      if (!bb || bb->kind != BindingKind::ClassDef) continue;
-      if (bb->node == base || derives_from(m, bb->node, base, depth + 1)) return true;
-    }
-    return false;
   }
 };
 

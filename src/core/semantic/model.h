@@ -187,6 +187,9 @@ class Model {
   // ---- classes and regions
   // nn.Module-ness of a ClassDef.
   ModuleConfidence module_confidence(NodeId class_def) const;
+  // `cls` derives from `base` through in-file base classes (both ClassDefs;
+  // a class does not derive from itself).
+  bool derives_from(NodeId cls, NodeId base) const;
   // Every region function with why it is one (entries first, then what they
   // reach, breadth of the worklist). Entries from classes with
   // ModuleConfidence::Name are included: check `confidence`.

@@ -267,6 +267,22 @@ ModuleConfidence Model::module_confidence(NodeId class_def) const {
   return c == kNone ? ModuleConfidence::None : classes_[c].confidence;
 }
 
+bool Model::derives_from(NodeId cls, NodeId base) const {
+  const std::uint32_t target = class_of_def(base);
+  const std::uint32_t start = class_of_def(cls);
+  if (target == kNone || start == kNone) return false;
+  std::vector<std::uint32_t> stack(classes_[start].bases), seen;
+  while (!stack.empty()) {
+    const std::uint32_t c = stack.back();
+    stack.pop_back();
+    if (c == target) return true;
+    if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
+    seen.push_back(c);
+    stack.insert(stack.end(), classes_[c].bases.begin(), classes_[c].bases.end());
+  }
+  return false;
+}
+
 const RegionFunction* Model::region_of(NodeId fn) const {
   auto it = region_index_.find(fn.index);
   return it == region_index_.end() ? nullptr : &regions_[it->second];
