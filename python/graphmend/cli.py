@@ -19,6 +19,7 @@ writable, a rule bug); every other file is still processed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import os
 import re
@@ -226,7 +227,10 @@ class Settings:
     ignore: tuple[str, ...]
     unsafe_fixes: bool
     version: tuple[int, int]
-    regions: str = "reachable"
+    regions: str = "package"
+    # package mode: functions of this file that compiled code in the other
+    # files of the run reaches (lint.package_roots)
+    extra_roots: tuple[str, ...] = ()
 
 
 @dataclass
@@ -309,7 +313,7 @@ def _resolve(args: argparse.Namespace, path: str) -> Settings:
             else _frontend.default_version()
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    regions = args.regions or cfg.regions or "reachable"
+    regions = args.regions or cfg.regions or "package"
     return Settings(select_t, ignore_t, unsafe, version, regions)
 
 
@@ -342,7 +346,7 @@ def _check_one(path: str, settings: Settings) -> FileResult:
         return result
     res = lint.run_check(data, select=settings.select, ignore=settings.ignore,
                          version=settings.version, unsafe_fixes=settings.unsafe_fixes,
-                         regions=settings.regions)
+                         regions=settings.regions, extra_roots=settings.extra_roots)
     if res["syntax_error"] is not None:
         result.errors.append(_syntax_message(path, res["syntax_error"]))
         return result
@@ -393,7 +397,7 @@ def _fix_one(path: str, settings: Settings, diff: bool) -> FileResult:
         return result
     res = lint.run_fix(data, select=settings.select, ignore=settings.ignore,
                        version=settings.version, unsafe_fixes=settings.unsafe_fixes,
-                       regions=settings.regions)
+                       regions=settings.regions, extra_roots=settings.extra_roots)
     status = res["status"]
     if status == "input-syntax-error":
         result.errors.append(_syntax_message(path, res["syntax_error"]))
@@ -452,6 +456,8 @@ def _run(args: argparse.Namespace, work) -> tuple[list[FileResult], list[str]]:
             print(f"graphmend: warning: {w}", file=sys.stderr)
     except config.ConfigError as exc:
         raise UsageError(str(exc)) from None
+    settings = _with_package_roots(files, settings)
+
     def guarded(path: str, s: Settings) -> FileResult:
         try:
             return work(path, s)
@@ -466,6 +472,33 @@ def _run(args: argparse.Namespace, work) -> tuple[list[FileResult], list[str]]:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             results = list(pool.map(guarded, files, settings))
     return results, errors
+
+
+def _with_package_roots(files: list[str], settings: list[Settings]) -> list[Settings]:
+    """Package mode: the files of the run that share a package are analysed
+    together, and each gets the functions the others' compiled code reaches
+    as extra region roots. A file that cannot be read is left to the worker
+    to report."""
+    from . import lint
+
+    by_version: dict[tuple[int, int], list[int]] = {}
+    for i, s in enumerate(settings):
+        if s.regions == "package":
+            by_version.setdefault(s.version, []).append(i)
+    settings = list(settings)
+    for version, members in by_version.items():
+        inputs = []
+        for i in members:
+            try:
+                with open(files[i], "rb") as handle:
+                    inputs.append((files[i], handle.read()))
+            except OSError:
+                pass
+        roots = lint.package_roots(inputs, version)
+        for i in members:
+            if roots.get(files[i]):
+                settings[i] = dataclasses.replace(settings[i], extra_roots=tuple(roots[files[i]]))
+    return settings
 
 
 def _report_errors(errors: list[str], results: list[FileResult]) -> list[str]:
@@ -638,10 +671,11 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--python-version", metavar="X.Y",
                    help="parse as this CPython version (3.8 to 3.13; default: pyproject.toml's "
                         "python-version, else the running interpreter)")
-    p.add_argument("--regions", choices=("reachable", "all"), default=None,
-                   help="where rules fire: functions compiled as far as each file shows "
-                        "(reachable, default) or every function (all: library mode, for code "
-                        "reached from compiled regions in other modules)")
+    p.add_argument("--regions", choices=("package", "reachable", "all"), default=None,
+                   help="where rules fire: functions compiled code reaches, across the files "
+                        "of the run that share a package (package, default; a file alone: as "
+                        "far as it shows), as far as each file shows (reachable), or every "
+                        "function (all: library mode)")
     p.add_argument("--exit-zero", action="store_true",
                    help="exit 0 even when findings remain (errors still exit 2)")
     p.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N",

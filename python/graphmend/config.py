@@ -52,7 +52,7 @@ class Config:
     unsafe_fixes: bool | None = None
     exclude: tuple[str, ...] = ()
     python_version: str | None = None
-    regions: str | None = None  # "reachable" | "all"
+    regions: str | None = None  # "package" | "reachable" | "all"
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
 
@@ -104,9 +104,9 @@ def _load(pyproject: str, _stamp) -> Config | None:
     if unsafe is not None and not isinstance(unsafe, bool):
         raise ConfigError(f"{pyproject}: [tool.graphmend] unsafe-fixes must be true or false")
     regions = table.get("regions")
-    if regions is not None and regions not in ("reachable", "all"):
-        raise ConfigError(f"{pyproject}: [tool.graphmend] regions must be \"reachable\" or "
-                          "\"all\"")
+    if regions is not None and regions not in ("package", "reachable", "all"):
+        raise ConfigError(f"{pyproject}: [tool.graphmend] regions must be \"package\", "
+                          "\"reachable\" or \"all\"")
     version = table.get("python-version")
     if version is not None and not isinstance(version, str):
         raise ConfigError(f"{pyproject}: [tool.graphmend] python-version must be a string "

@@ -213,7 +213,7 @@ def _prepare(source: str | bytes) -> tuple[bytes, bool]:
     raise TypeError(f"source must be str or bytes, not {type(source).__name__}")
 
 
-REGIONS = ("reachable", "all")
+REGIONS = ("reachable", "package", "all")
 
 
 def _all_regions(regions: str) -> bool:
@@ -223,15 +223,57 @@ def _all_regions(regions: str) -> bool:
 
 
 def run_check(data: bytes, *, is_text: bool = False, select=(), ignore=(),
-              version=(3, 11), unsafe_fixes: bool = False, regions: str = "reachable") -> dict:
+              version=(3, 11), unsafe_fixes: bool = False, regions: str = "reachable",
+              extra_roots=()) -> dict:
     return _core.check(data, version[1], list(select), list(ignore), unsafe_fixes, is_text,
-                       _all_regions(regions))
+                       _all_regions(regions), list(extra_roots))
 
 
 def run_fix(data: bytes, *, is_text: bool = False, select=(), ignore=(),
-            version=(3, 11), unsafe_fixes: bool = False, regions: str = "reachable") -> dict:
+            version=(3, 11), unsafe_fixes: bool = False, regions: str = "reachable",
+            extra_roots=()) -> dict:
     return _core.fix(data, version[1], list(select), list(ignore), unsafe_fixes, is_text,
-                     _all_regions(regions))
+                     _all_regions(regions), list(extra_roots))
+
+
+def module_name(path: str) -> tuple[str, str, bool]:
+    """(package root directory, absolute module name, is a package's
+    __init__) of a file: the directories above it that hold an __init__.py
+    make up its package; a file outside any package is a top-level module
+    named after its stem, with its directory as the root."""
+    path = os.path.abspath(path)
+    directory, base = os.path.split(path)
+    stem = base[:-3] if base.endswith(".py") else base
+    is_package = stem == "__init__"
+    parts = [] if is_package else [stem]
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory, name = os.path.split(directory)
+        parts.insert(0, name)
+        if not name:
+            break
+    return directory, ".".join(parts) or stem, is_package
+
+
+def package_roots(files, version=(3, 11), include_own: bool = False) -> dict[str, list[str]]:
+    """Package-wide regions for ``files``, ``[(path, source bytes)]``: per
+    path, the dotted names of its functions that compiled code in another of
+    the files reaches (pass them to run_check/run_fix as ``extra_roots``).
+    Files are grouped by package root; each group is analysed on its own.
+    ``include_own``: every function compiled code reaches, each file's
+    own regions too."""
+    groups: dict[str, list[tuple[str, str, bool, bytes]]] = {}
+    for path, data in files:
+        root, module, is_package = module_name(path)
+        groups.setdefault(root, []).append((path, module, is_package, data))
+    out: dict[str, list[str]] = {}
+    for members in groups.values():
+        if len(members) < 2 and not include_own:
+            out.update((path, []) for path, *_ in members)
+            continue
+        roots = _core.package_roots([(m, p, d) for _, m, p, d in members], version[1],
+                                    include_own)
+        out.update((path, r) for (path, *_), r in zip(members, roots))
+    return out
 
 
 # ---------------------------------------------------------------- public API

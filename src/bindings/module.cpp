@@ -24,6 +24,7 @@
 #include "lint/selection.h"
 #include "parser/parse.h"
 #include "semantic/model.h"
+#include "semantic/package.h"
 #include "syntax/source.h"
 
 namespace nb = nanobind;
@@ -86,7 +87,8 @@ std::uint32_t char_column(std::string_view text, const gm::LineIndex& lines, std
 
 gm::lint::LintOptions make_options(int minor, const std::vector<std::string>& select,
                                    const std::vector<std::string>& ignore, bool unsafe_fixes,
-                                   bool all_regions) {
+                                   bool all_regions,
+                                   std::vector<std::string> extra_roots = {}) {
   if (minor < 8 || minor > 13)
     throw std::invalid_argument("unsupported Python version 3." + std::to_string(minor) +
                                 ": graphmend reads 3.8 to 3.13");
@@ -102,6 +104,7 @@ gm::lint::LintOptions make_options(int minor, const std::vector<std::string>& se
   options.unsafe_fixes = unsafe_fixes;
   gm::sema::AnalyzeOptions analyze_options;
   analyze_options.all_functions = all_regions;
+  analyze_options.extra_roots = std::move(extra_roots);
   options.build_model = [analyze_options](const gm::Source& source, const gm::ParseResult& parsed) {
     return std::make_shared<const gm::sema::Model>(
         gm::sema::analyze(parsed.tree, source, analyze_options));
@@ -274,11 +277,13 @@ nb::dict outcome_dict(const Outcome& o, bool unsafe, bool is_fix) {
   return out;
 }
 
-// check(data, minor, select, ignore, unsafe_fixes, is_text, all_regions) -> dict
+// check(data, minor, select, ignore, unsafe_fixes, is_text, all_regions, extra_roots) -> dict
 nb::dict check(nb::bytes data, int minor, std::vector<std::string> select,
-               std::vector<std::string> ignore, bool unsafe_fixes, bool is_text, bool all_regions) {
+               std::vector<std::string> ignore, bool unsafe_fixes, bool is_text, bool all_regions,
+               std::vector<std::string> extra_roots) {
   std::string bytes(data.c_str(), data.size());
-  const auto options = make_options(minor, select, ignore, unsafe_fixes, all_regions);
+  const auto options =
+      make_options(minor, select, ignore, unsafe_fixes, all_regions, std::move(extra_roots));
   Outcome o;
   {
     nb::gil_scoped_release release;
@@ -303,11 +308,13 @@ nb::dict check(nb::bytes data, int minor, std::vector<std::string> select,
   return outcome_dict(o, unsafe_fixes, false);
 }
 
-// fix(data, minor, select, ignore, unsafe_fixes, is_text, all_regions) -> dict
+// fix(data, minor, select, ignore, unsafe_fixes, is_text, all_regions, extra_roots) -> dict
 nb::dict fix(nb::bytes data, int minor, std::vector<std::string> select,
-             std::vector<std::string> ignore, bool unsafe_fixes, bool is_text, bool all_regions) {
+             std::vector<std::string> ignore, bool unsafe_fixes, bool is_text, bool all_regions,
+             std::vector<std::string> extra_roots) {
   std::string bytes(data.c_str(), data.size());
-  const auto options = make_options(minor, select, ignore, unsafe_fixes, all_regions);
+  const auto options =
+      make_options(minor, select, ignore, unsafe_fixes, all_regions, std::move(extra_roots));
   Outcome o;
   {
     nb::gil_scoped_release release;
@@ -339,6 +346,37 @@ nb::dict fix(nb::bytes data, int minor, std::vector<std::string> select,
   return outcome_dict(o, unsafe_fixes, true);
 }
 
+// package_roots([(module, is_package, data)], minor) -> [[dotted name]] per
+// file: the functions compiled code anywhere in the package reaches beyond
+// each file's own regions (semantic/package.h). A file that does not decode
+// or parse contributes nothing and gets [].
+std::vector<std::vector<std::string>> package_roots(
+    std::vector<std::tuple<std::string, bool, nb::bytes>> files, int minor, bool include_own) {
+  std::vector<std::tuple<std::string, bool, std::string>> inputs;
+  inputs.reserve(files.size());
+  for (auto& [module, is_package, data] : files)
+    inputs.emplace_back(module, is_package, std::string(data.c_str(), data.size()));
+  nb::gil_scoped_release release;
+  gm::ParseOptions parse;
+  parse.version = {3, minor};
+  gm::sema::AnalyzeOptions analyze;
+  analyze.facts = false;
+  std::vector<gm::sema::ModuleSummary> summaries;
+  summaries.reserve(inputs.size());
+  for (auto& [module, is_package, bytes] : inputs) {
+    auto decoded = gm::Source::decode(std::move(bytes));
+    gm::sema::ModuleSummary summary{module, {}, {}, {}};
+    if (auto* source = std::get_if<gm::Source>(&decoded)) {
+      auto parsed = gm::parse_module(*source, parse);
+      if (!parsed.error)
+        summary = gm::sema::summarize(gm::sema::analyze(parsed.tree, *source, analyze), module,
+                                      is_package);
+    }
+    summaries.push_back(std::move(summary));
+  }
+  return gm::sema::package_roots(summaries, include_own);
+}
+
 nb::list rules() {
   nb::list out;
   for (const gm::lint::Rule* r : gm::lint::rules()) {
@@ -361,17 +399,24 @@ NB_MODULE(_core, m) {
         "(ok, dump_or_message, error_kind, line, col).");
   m.def("check", &check, nb::arg("data"), nb::arg("minor"), nb::arg("select"),
         nb::arg("ignore"), nb::arg("unsafe_fixes") = false, nb::arg("is_text") = false,
-        nb::arg("all_regions") = false,
+        nb::arg("all_regions") = false, nb::arg("extra_roots") = std::vector<std::string>{},
         "Lint source bytes (decoded per PEP 263; is_text: already UTF-8, cookie ignored). "
         "Returns a dict: encoding, had_bom, diagnostics, syntax_error, rule_errors, "
         "suppressed, unused_suppressions. Raises ValueError for a bad selector or version. "
-        "all_regions: every function is a compiled region (library mode).");
+        "all_regions: every function is a compiled region (library mode); extra_roots: "
+        "dotted names of functions that are regions because of other modules (package_roots).");
   m.def("fix", &fix, nb::arg("data"), nb::arg("minor"), nb::arg("select"), nb::arg("ignore"),
         nb::arg("unsafe_fixes") = false, nb::arg("is_text") = false,
-        nb::arg("all_regions") = false,
+        nb::arg("all_regions") = false, nb::arg("extra_roots") = std::vector<std::string>{},
         "Fix source bytes to a fixpoint. Returns check's dict (diagnostics: what remains) "
         "plus status, text (mended, UTF-8 bytes, BOM kept), applied, applied_per_code, "
         "culprits, invalid, rounds.");
+  m.def("package_roots", &package_roots, nb::arg("files"), nb::arg("minor"),
+        nb::arg("include_own") = false,
+        "Package-wide regions: for [(module, is_package, source bytes)], per file the dotted "
+        "names of functions reached from compiled code elsewhere in the package; pass them "
+        "to check/fix as extra_roots. include_own: every reached function, each file's own "
+        "regions too.");
   m.def("rules", &rules, "Every shipped rule: [{code, name, summary, documentation}].");
   m.def("is_valid_selector", [](const std::string& s) { return gm::lint::is_valid_selector(s); },
         nb::arg("selector"), "Is this a valid --select/--ignore selector?");

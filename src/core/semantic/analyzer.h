@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "semantic/model.h"
+#include "semantic/package.h"
 
 namespace gm::sema {
 
@@ -12,9 +13,13 @@ class Analyzer {
  public:
   static void build_scopes(Model& m);   // pass 1: tree walk, scopes, bindings
   static void build_classes(Model& m);  // nn.Module-ness, self.<attr> facts
-  static void build_regions(Model& m);  // compiled regions
+  // compiled regions; extra_roots: AnalyzeOptions::extra_roots
+  static void build_regions(Model& m, std::span<const std::string> extra_roots);
   static void add_library_regions(Model& m);  // AnalyzeOptions::all_functions
   static void build_facts(Model& m);    // tensor facts (fixpoint)
+  // package.cpp: the package analysis' view of one model
+  static ModuleSummary summarize(const Model& m, std::string module, bool is_package);
+  static std::string definition_path(const Model& m, NodeId def);
 };
 
 namespace detail {

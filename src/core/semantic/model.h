@@ -113,6 +113,7 @@ enum class RegionReason : std::uint8_t {
   Nested,            // defined inside a region function
   Referenced,        // passed as an argument inside a region function
   Library,           // any other function, under AnalyzeOptions::all_functions
+  Package,           // reached from compiled code in another module (extra_roots)
 };
 
 struct RegionFunction {
@@ -301,6 +302,14 @@ struct AnalyzeOptions {
   // which a one-file analysis cannot see. Every fix is exact when the code
   // runs eagerly, so this only widens where fixes apply.
   bool all_functions = false;
+  // Package mode: dotted names ("f", "Cls.meth") of functions that compiled
+  // code in other modules of the package reaches (package_roots in
+  // semantic/package.h); they are regions with reason Package, with what
+  // they reach in this file.
+  std::vector<std::string> extra_roots;
+  // false: no tensor facts (fact() is Unknown everywhere); the package
+  // summaries need none.
+  bool facts = true;
 };
 
 Model analyze(const ast::Tree& tree, const Source& source, const AnalyzeOptions& options = {});

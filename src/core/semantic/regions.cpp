@@ -442,7 +442,7 @@ void Analyzer::build_classes(Model& m) {
   }
 }
 
-void Analyzer::build_regions(Model& m) {
+void Analyzer::build_regions(Model& m, std::span<const std::string> extra_roots) {
   const Tree& t = *m.tree_;
   // Calls and nested defs per owning function.
   std::unordered_map<std::uint32_t, std::vector<NodeId>> calls, nested;
@@ -515,6 +515,12 @@ void Analyzer::build_regions(Model& m) {
         add(m.find_method(k, attr, false), RegionReason::CompileCall, {}, c,
             ModuleConfidence::Known);
     }
+  }
+  if (!extra_roots.empty()) {
+    const std::unordered_set<std::string_view> roots(extra_roots.begin(), extra_roots.end());
+    for (const Binding& b : m.bindings_)
+      if (b.kind == BindingKind::FunctionDef && roots.count(definition_path(m, b.node)))
+        add(b.node, RegionReason::Package, {}, b.node, ModuleConfidence::Known);
   }
   std::vector<NodeId> out;
   while (!work.empty()) {

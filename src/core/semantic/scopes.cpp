@@ -647,9 +647,9 @@ Model analyze(const ast::Tree& tree, const Source& /*source*/, const AnalyzeOpti
   m.tree_ = &tree;
   Analyzer::build_scopes(m);
   Analyzer::build_classes(m);
-  Analyzer::build_regions(m);
+  Analyzer::build_regions(m, options.extra_roots);
   if (options.all_functions) Analyzer::add_library_regions(m);
-  Analyzer::build_facts(m);
+  if (options.facts) Analyzer::build_facts(m);
   return m;
 }
 

@@ -1,0 +1,204 @@
+// Package-wide regions (semantic/package.h): small packages of modules, the
+// roots each module gets, and the region records they make.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "parser/parse.h"
+#include "semantic/model.h"
+#include "semantic/package.h"
+
+namespace {
+
+struct Module {
+  std::string name;
+  bool is_package = false;
+  std::string text;
+};
+
+struct Parsed {
+  std::unique_ptr<gm::Source> source;
+  gm::ParseResult parsed;
+};
+
+Parsed parse(const std::string& text) {
+  Parsed p;
+  auto decoded = gm::Source::from_utf8(text);
+  EXPECT_TRUE(std::holds_alternative<gm::Source>(decoded));
+  p.source = std::make_unique<gm::Source>(std::get<gm::Source>(std::move(decoded)));
+  gm::ParseOptions options;
+  options.version = {3, 11};
+  p.parsed = gm::parse_module(*p.source, options);
+  EXPECT_FALSE(p.parsed.error.has_value());
+  return p;
+}
+
+std::vector<std::vector<std::string>> roots(const std::vector<Module>& modules,
+                                            bool include_own = false) {
+  std::vector<gm::sema::ModuleSummary> summaries;
+  for (const auto& m : modules) {
+    Parsed p = parse(m.text);
+    gm::sema::AnalyzeOptions options;
+    options.facts = false;
+    summaries.push_back(gm::sema::summarize(gm::sema::analyze(p.parsed.tree, *p.source, options),
+                                            m.name, m.is_package));
+  }
+  return gm::sema::package_roots(summaries, include_own);
+}
+
+using Names = std::vector<std::string>;
+
+const std::vector<Module> kPackage = {
+    {"pkg", true, "from .model import Net\n"},
+    {"pkg.model", false,
+     "import torch\n"
+     "from torch import nn\n"
+     "from .utils.helpers import scale, Mixin\n"
+     "from .utils import registry\n"
+     "from .rope import rope_update\n"
+     "\n"
+     "class Net(Mixin, nn.Module):\n"
+     "    def __init__(self):\n"
+     "        super().__init__()\n"
+     "        self.setup()\n"
+     "    @rope_update\n"
+     "    def forward(self, x):\n"
+     "        fn = registry.FUNCTIONS['double']\n"
+     "        out = scale(x) + self.shift(x) + fn(x)\n"
+     "        return Output(out) if self.is_ready else out\n"
+     "\n"
+     "from .outputs import Output\n"},
+    {"pkg.utils", true, ""},
+    {"pkg.utils.helpers", false,
+     "def scale(x):\n"
+     "    return _twice(x)\n"
+     "def _twice(x):\n"
+     "    return x * 2\n"
+     "def unused(x):\n"
+     "    return x\n"
+     "class Mixin:\n"
+     "    def setup(self):\n"
+     "        pass\n"
+     "    def shift(self, x):\n"
+     "        return x + 1\n"
+     "    @property\n"
+     "    def is_ready(self):\n"
+     "        return True\n"},
+    {"pkg.utils.registry", false,
+     "def double(x):\n"
+     "    return x + x\n"
+     "def validate(cfg):\n"
+     "    return cfg\n"
+     "FUNCTIONS = {'double': double}\n"
+     "VALIDATORS = {'default': validate}\n"},
+    {"pkg.rope", false,
+     "def rope_update(fn):\n"
+     "    def wrapper(self, x):\n"
+     "        return fn(self, x)\n"
+     "    return wrapper\n"
+     "def validate_rope(cfg):\n"
+     "    return cfg\n"},
+    {"pkg.outputs", false,
+     "class Base:\n"
+     "    def __post_init__(self):\n"
+     "        pass\n"
+     "    def __getitem__(self, k):\n"
+     "        return k\n"
+     "    def to_tuple(self):\n"
+     "        return ()\n"
+     "class Output(Base):\n"
+     "    def __init__(self, v):\n"
+     "        self.v = v\n"},
+};
+
+TEST(PackageRegions, ReachesAcrossImportsBasesDecoratorsRegistriesAndOutputs) {
+  const auto r = roots(kPackage);
+  ASSERT_EQ(r.size(), kPackage.size());
+  EXPECT_EQ(r[1], Names{});  // pkg.model: its forward is already a region
+  // scale and what it calls; the mixin's shift (a self call through a base in
+  // another file) and its property; not setup (only __init__ calls it),
+  // not unused.
+  EXPECT_EQ(r[3], (Names{"Mixin.is_ready", "Mixin.shift", "_twice", "scale"}));
+  // The registry dict compiled code reads: double, not the validator.
+  EXPECT_EQ(r[4], Names{"double"});
+  // The decorator and its wrapper; not the config validator.
+  EXPECT_EQ(r[5], (Names{"rope_update", "rope_update.wrapper"}));
+  // Constructing Output: its __init__, the inherited __post_init__; special
+  // methods (an output is indexed) too; not to_tuple, which nothing calls.
+  EXPECT_EQ(r[6], (Names{"Base.__getitem__", "Base.__post_init__", "Output.__init__"}));
+}
+
+TEST(PackageRegions, OneFileAloneGetsNothingExtra) {
+  const auto r = roots({kPackage[3]});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_TRUE(r[0].empty());
+}
+
+TEST(PackageRegions, IncludeOwnListsTheModulesOwnRegions) {
+  const auto r = roots(kPackage, /*include_own=*/true);
+  EXPECT_EQ(r[1], (Names{"Net.forward"}));
+}
+
+TEST(PackageRegions, CrossFileModuleBaseMakesForwardARegion) {
+  // Block derives from an nn.Module defined in another file under a name the
+  // one-file analysis does not recognise.
+  const auto r = roots({{"p", true, ""},
+                        {"p.base", false, "from torch import nn\nclass Thing(nn.Module):\n    pass\n"},
+                        {"p.block", false,
+                         "from .base import Thing\n"
+                         "class Block(Thing):\n"
+                         "    def forward(self, x):\n"
+                         "        return helper(x)\n"
+                         "    def configure(self):\n"
+                         "        pass\n"
+                         "def helper(x):\n"
+                         "    return x\n"}});
+  EXPECT_EQ(r[2], (Names{"Block.forward", "helper"}));
+}
+
+TEST(PackageRegions, MethodOnUnknownReceiverAndInstalledMethods) {
+  // `logger.warning_once(...)`: a module-level function installed on a class
+  // elsewhere; `obj.render()` on a receiver nothing resolves reaches every
+  // package method of that name.
+  const auto r = roots({{"q", true, ""},
+                        {"q.logs", false,
+                         "import logging\n"
+                         "def warning_once(self, msg):\n"
+                         "    pass\n"
+                         "logging.Logger.warning_once = warning_once\n"
+                         "class View:\n"
+                         "    def render(self):\n"
+                         "        pass\n"
+                         "    def other(self):\n"
+                         "        pass\n"},
+                        {"q.net", false,
+                         "from torch import nn\n"
+                         "class Net(nn.Module):\n"
+                         "    def forward(self, x, logger, obj):\n"
+                         "        logger.warning_once('x')\n"
+                         "        obj.render()\n"
+                         "        return x\n"}});
+  EXPECT_EQ(r[1], (Names{"View.render", "warning_once"}));
+}
+
+TEST(PackageRegions, ExtraRootsBecomeRegionsWithTheirInFileCallees) {
+  Parsed p = parse(kPackage[3].text);
+  gm::sema::AnalyzeOptions options;
+  options.extra_roots = {"scale"};
+  const auto m = gm::sema::analyze(p.parsed.tree, *p.source, options);
+  std::vector<std::string> names;
+  for (const auto& r : m.region_functions()) {
+    names.push_back(gm::sema::definition_path(m, r.function.index));
+    if (names.back() == "scale") {
+      EXPECT_EQ(r.reason, gm::sema::RegionReason::Package);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (Names{"_twice", "scale"}));
+}
+
+}  // namespace

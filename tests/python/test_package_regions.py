@@ -1,0 +1,141 @@
+"""Package-wide regions: `check`/`fix` on a directory see what compiled code
+in one module reaches in another (a helper, a mixin method through a base in
+another file), leave alone what no compiled code reaches, and a file checked
+alone keeps the one-file behaviour.
+
+The recall oracle is Python itself: every transformers function that runs
+while a real model's forward runs must be a region of the package analysis
+(bench/region_recall.py prints the same over more models)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+from graphmend import cli, lint
+
+MODEL = (
+    "import torch\n"
+    "from torch import nn\n"
+    "from .utils.helpers import scale, Mixin\n"
+    "\n"
+    "\n"
+    "class Net(Mixin, nn.Module):\n"
+    "    def forward(self, x):\n"
+    "        return scale(x) + self.shift(x)\n"
+)
+HELPERS = (
+    "def scale(x):\n"
+    "    print(\"scaling\", x.shape)\n"
+    "    return x * 2\n"
+    "\n"
+    "\n"
+    "def unused(x):\n"
+    "    print(\"never compiled\")\n"
+    "    return x\n"
+    "\n"
+    "\n"
+    "class Mixin:\n"
+    "    def __init__(self):\n"
+    "        print(\"init runs eagerly\")\n"
+    "\n"
+    "    def shift(self, x):\n"
+    "        print(\"shift\")\n"
+    "        return x + 1\n"
+)
+
+
+@pytest.fixture
+def package(tmp_path):
+    root = tmp_path / "mypkg"
+    (root / "utils").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "utils" / "__init__.py").write_text("")
+    (root / "model.py").write_text(MODEL)
+    (root / "utils" / "helpers.py").write_text(HELPERS)
+    return root
+
+
+def run(capsys, *args):
+    rc = cli.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_directory_check_reaches_helpers_and_mixins_only(package, capsys):
+    rc, out, _ = run(capsys, "check", "--output-format", "json", package)
+    import json
+
+    lines = sorted(d["line"] for d in json.loads(out))
+    assert rc == 1
+    # scale's print (line 2) and the mixin's shift (line 16); not unused
+    # (line 7), not __init__ (line 13)
+    assert lines == [2, 16]
+
+
+def test_one_file_alone_keeps_the_one_file_regions(package, capsys):
+    rc, out, _ = run(capsys, "check", package / "utils" / "helpers.py")
+    assert rc == 0, out
+
+
+def test_regions_reachable_and_all(package, capsys):
+    rc, out, _ = run(capsys, "check", "--regions", "reachable", package)
+    assert rc == 0, out
+    rc, out, _ = run(capsys, "check", "--regions", "all", "--output-format", "json", package)
+    import json
+
+    assert len(json.loads(out)) == 4
+
+
+def test_fix_directory_mends_what_is_reached(package, capsys):
+    rc, _, err = run(capsys, "fix", package)
+    text = (package / "utils" / "helpers.py").read_text()
+    assert "_graphmend_rt.print(\"scaling\"" in text
+    assert "print(\"never compiled\")" in text and "print(\"init runs eagerly\")" in text
+
+
+def test_module_names(package):
+    assert lint.module_name(str(package / "utils" / "helpers.py"))[1:] == ("mypkg.utils.helpers", False)
+    assert lint.module_name(str(package / "utils" / "__init__.py"))[1:] == ("mypkg.utils", True)
+
+
+def test_every_function_a_real_forward_runs_is_reached():
+    transformers = pytest.importorskip("transformers")
+    torch = pytest.importorskip("torch")
+    root = os.path.dirname(transformers.__file__)
+    files = []
+    for d, dirs, names in os.walk(root):
+        dirs[:] = [x for x in dirs if x != "__pycache__"]
+        for n in names:
+            if n.endswith(".py"):
+                p = os.path.join(d, n)
+                with open(p, "rb") as h:
+                    files.append((p, h.read()))
+    reached = lint.package_roots(files, include_own=True)
+    reached_set = {(os.path.relpath(p, root), name) for p, names in reached.items() for name in names}
+
+    config = transformers.BartConfig(vocab_size=64, d_model=16, encoder_layers=1, decoder_layers=1,
+                                     encoder_attention_heads=2, decoder_attention_heads=2,
+                                     encoder_ffn_dim=32, decoder_ffn_dim=32,
+                                     max_position_embeddings=64)
+    torch.manual_seed(0)
+    model = transformers.BartForConditionalGeneration(config).eval()
+    ran = set()
+
+    def profile(frame, event, arg):
+        code = frame.f_code
+        if event == "call" and code.co_filename.startswith(root) and "<" not in code.co_name:
+            ran.add((os.path.relpath(code.co_filename, root), code.co_qualname.replace(".<locals>", "")))
+
+    ids = torch.randint(3, 64, (2, 8))
+    with torch.no_grad():
+        sys.setprofile(profile)
+        try:
+            model(input_ids=ids, decoder_input_ids=ids)
+        finally:
+            sys.setprofile(None)
+    assert len(ran) > 30
+    assert sorted(ran - reached_set) == []
+    # and it is not library mode: config validators and __init__s are left alone
+    assert ("models/bart/modeling_bart.py", "BartAttention.__init__") not in reached_set
