@@ -118,7 +118,7 @@ def dump_ast(source: bytes | str, version: tuple[int, int] | None = None,
     elif not isinstance(source, (bytes, bytearray, memoryview)):
         raise TypeError(f"source must be str or bytes, not {type(source).__name__}")
     source = bytes(source)
-    major, minor = check_version(version) if version is not None else default_version()
+    _, minor = check_version(version) if version is not None else default_version()
     ok, text, kind, line, col = _core.dump_ast(source, minor)
     if not ok:
         info = python_codec(text)

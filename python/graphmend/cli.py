@@ -1,19 +1,25 @@
 """The ``graphmend`` command line.
 
-    graphmend check PATH... [--select CODES] [--ignore CODES]
+    graphmend check PATH...|- [--select CODES] [--ignore CODES] [--fix] [--show-fixes]
                             [--output-format text|json|sarif|github] [--exit-zero]
+                            [--statistics] [-q] [--exclude P] [--extend-exclude P]
+                            [--force-exclude] [--no-respect-gitignore] [--stdin-filename F]
                             [--unsafe-fixes] [--python-version X.Y] [--jobs N]
-    graphmend fix PATH...   [--diff] [--unsafe-fixes] [--select ...] [--ignore ...]
+    graphmend fix PATH...|- [--diff] [--unsafe-fixes] [--select ...] [--ignore ...] (as check)
     graphmend rules [--output-format text|json]
     graphmend rule CODE
     graphmend dump-ast FILE|- [--python-version X.Y]
     graphmend explain MODULE:FACTORY ...
     graphmend run [--package NAME]... [--unsafe-fixes] (SCRIPT | -m MODULE) [ARGS...]
+    graphmend --version
 
-Exit status (check / fix): 0 nothing found (fix: nothing left), 1 findings
-(fix: findings left, or with --diff changes to apply), 2 a usage error or a
-file that could not be processed (unreadable, undecodable, unparsable, not
-writable, a rule bug); every other file is still processed.
+Exit status (check / fix), Ruff's convention: 0 nothing found (fix: nothing
+left; any with --exit-zero), 1 findings (fix: findings left, or with --diff
+changes to apply) -- a file CPython cannot decode or parse is a finding of
+that file (``invalid-syntax``) --, 2 a usage or configuration error, or a
+file that could not be read or written (not a regular file, no permission,
+changed while fix ran) or a rule bug; every other file is still processed.
+130 after Ctrl-C (143 after SIGTERM), saying which files were rewritten.
 """
 
 from __future__ import annotations
@@ -586,7 +592,8 @@ def _run(args: argparse.Namespace, work, state: RunState | None = None,
             data = sys.stdin.buffer.read()
             settings = [_resolve(args, name if args.stdin_filename else os.getcwd())]
             base = work
-            work = lambda f, s: base(f, s, stdin=data)  # noqa: E731
+            def work(f, s):
+                return base(f, s, stdin=data)
         else:
             files = discover(args.paths, errors, args, walk_warnings)
             settings = [_resolve(args, f) for f in files]
@@ -905,10 +912,12 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                         "(reachable, default) or every function (all: library mode, for code "
                         "reached from compiled regions in other modules)")
     p.add_argument("--exit-zero", action="store_true",
-                   help="exit 0 even when findings remain (errors still exit 2)")
+                   help="exit 0 even when findings (syntax errors included) remain; usage, "
+                        "configuration and I/O errors still exit 2")
     p.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N",
                    help="files processed in parallel (default: CPUs + 4, at most 32)")
     p.add_argument("--exclude", type=_patterns, default=None, metavar="PATTERNS",
+                   action="extend",
                    help="glob patterns (comma-separated, repeatable) of files and directories "
                         "not to walk into; replaces pyproject.toml's exclude")
     p.add_argument("--extend-exclude", type=_patterns, default=None, metavar="PATTERNS",
@@ -943,7 +952,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="report graph breaks",
                            description="Report TorchDynamo graph breaks. Exit status: 0 none, "
-                                       "1 findings, 2 usage error or a file not processed.")
+                                       "1 findings (a syntax error is one), 2 usage, "
+                                       "configuration or I/O error.")
     _add_common(check)
     check.add_argument("--output-format", choices=("text", "json", "sarif", "github"),
                        default="text", help="output format (default: text)")
@@ -956,7 +966,8 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Apply fixes in place (atomically), or print them as a "
                                      "unified diff with --diff. Exit status: 0 nothing left, "
                                      "1 findings left (or, with --diff, changes to make), 2 "
-                                     "usage error or a file not processed.")
+                                     "usage, configuration or I/O error (a file not "
+                                     "writable, or changed while fix ran).")
     _add_common(fix)
     fix.add_argument("--diff", action="store_true",
                      help="write nothing; print a unified diff of the changes")

@@ -7,13 +7,18 @@ Keys (all optional)::
     ignore = ["GM105"]
     unsafe-fixes = false
     exclude = ["build/*", "tests/fixtures/**"]   # glob patterns
+    extend-exclude = ["generated"]               # more of them
     python-version = "3.11"
 
 The nearest ``pyproject.toml`` that has a ``[tool.graphmend]`` table wins,
 found by walking up from each checked path (or from the current directory).
 Command-line flags override it: ``--select`` replaces the file's
 ``select`` and drops its ``ignore``; ``--ignore`` alone adds to the file's
-``ignore``; ``--python-version`` and ``--[no-]unsafe-fixes`` replace.
+``ignore``; ``--python-version`` and ``--[no-]unsafe-fixes`` replace;
+``--exclude`` replaces ``exclude`` (``extend-exclude`` still applies) and
+``--extend-exclude`` adds patterns (both relative to the working directory).
+A ``tool`` or ``tool.graphmend`` that is not a table, or a key of the wrong
+type, is a ConfigError naming the file and key (exit status 2).
 ``exclude`` patterns are matched against the
 path relative to the directory of that ``pyproject.toml`` and against each
 file or directory name (``fnmatch``). On Python < 3.11 without ``tomli``,

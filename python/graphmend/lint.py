@@ -449,7 +449,8 @@ def write_atomically(path: str, data: bytes, *, original: bytes | None = None,
     st = os.stat(path)
     if not stat.S_ISREG(st.st_mode):
         raise OSError(errno.EINVAL, "not a regular file", path)
-    if not os.access(path, os.W_OK):
+    effective = os.access in os.supports_effective_ids
+    if not os.access(path, os.W_OK, effective_ids=effective):
         raise PermissionError(errno.EACCES, "Permission denied", path)
     fd, tmp = _temp_file(directory)
     linked = tmp

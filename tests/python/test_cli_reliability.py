@@ -50,8 +50,8 @@ def run(capsys, *args):
 def run_cli(*args, cwd, input=None, timeout=60, env=None):
     """graphmend in a subprocess; bytes out."""
     return subprocess.run([sys.executable, "-m", "graphmend", *map(str, args)], cwd=cwd,
-                          input=input, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          timeout=timeout, env=env)
+                          input=input, capture_output=True, timeout=timeout, env=env,
+                          check=False)
 
 
 @pytest.fixture(scope="module")
@@ -133,8 +133,8 @@ def shared_dir():
 def _as_nobody(*args, cwd):
     return subprocess.run(
         ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-         sys.executable, "-m", "graphmend", *args], cwd=cwd, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, timeout=60, env={**os.environ, "HOME": str(cwd)})
+         sys.executable, "-m", "graphmend", *args], cwd=cwd, capture_output=True,
+        timeout=60, env={**os.environ, "HOME": str(cwd)}, check=False)
 
 
 @needs_setpriv
@@ -793,7 +793,7 @@ def test_pre_commit_try_repo(tmp_path, print_code):
     def try_repo(hook):
         return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(hooks), hook,
                                "--all-files"], cwd=project, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, timeout=300)
+                              stderr=subprocess.STDOUT, timeout=300, check=False)
 
     proc = try_repo("graphmend-check")
     assert proc.returncode == 1, proc.stdout.decode()
