@@ -273,13 +273,26 @@ def _is_venv(directory: str) -> bool:
 
 def _gitignored(root: str, paths: list[str]) -> set[str]:
     """Those of ``paths`` (below directory ``root``) that git ignores
-    (.gitignore files, .git/info/exclude, core.excludesFile), asked of
-    ``git check-ignore``; nothing when ``root`` is not in a git work tree or
-    git is missing."""
+    (.gitignore files, .git/info/exclude, core.excludesFile; tracked files
+    never are), asked of ``git check-ignore``; nothing when ``root`` is not in
+    a git work tree or git is missing, and nothing when ``root`` itself is
+    ignored: a directory named on the command line is walked (as Ruff does),
+    where git would ignore everything in it."""
     if not paths:
         return set()
     import subprocess
 
+    absolute = os.path.abspath(root)
+    parent, name = os.path.split(absolute)
+    if name:
+        try:
+            probe = subprocess.run(["git", "check-ignore", "-q", name + "/"], cwd=parent,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   check=False)
+        except OSError:
+            return set()
+        if probe.returncode == 0:
+            return set()
     try:
         proc = subprocess.run(
             ["git", "check-ignore", "--stdin", "-z"], cwd=root,

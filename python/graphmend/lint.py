@@ -74,7 +74,9 @@ class Diagnostic:
     unsafe ones under ``unsafe_fixes``). ``declined_reason`` is set when the
     rule found the problem but could not prove its fix legal. ``begin`` /
     ``end`` (and the edits' offsets) are byte offsets into the source as
-    UTF-8 (a latin-1 file is transcoded first; a UTF-8 BOM counts).
+    UTF-8 (a latin-1, code-page or multibyte file such as shift_jis is
+    transcoded first; a UTF-8 BOM counts). ``line`` and the columns are
+    CPython's (``col`` / ``end_col`` as its UTF-8 ``col_offset``).
     """
 
     code: str

@@ -18,6 +18,12 @@
       "declined_reason": ""              # why the rule did not offer a fix
     }
 
+A file that cannot be decoded or parsed is one diagnostic with code
+``invalid-syntax`` (message ``SyntaxError: ...``) at the error, in every
+format (SARIF and ``github``: level error). A file name that is not valid
+UTF-8 is written with ``\\udcXX`` escapes in JSON and percent-encoded bytes in
+SARIF URIs, so the output stays valid UTF-8.
+
 ``sarif``: SARIF 2.1.0, one run; ``tool.driver.rules`` holds every selected
 rule with its documentation as help text; columns are code points
 (``columnKind: unicodeCodePoints``); fixes as ``artifactChanges``.

@@ -319,6 +319,39 @@ def test_ctrl_c_says_which_files_were_changed(project, capsys, print_code, monke
     assert not [p for p in os.listdir(project) if p.startswith(".graphmend-")]
 
 
+@pytest.mark.parametrize("sig, status, word", [(signal.SIGINT, 130, "interrupted"),
+                                               (signal.SIGTERM, 143, "terminated")])
+def test_signal_mid_run_lists_the_rewritten_files(tmp_path, print_code, sig, status, word):
+    """A real signal to a real run: the status, the list of files rewritten
+    (exactly those that changed) and no temporary file left. The signal is
+    sent once the first file has changed; what is asserted holds whenever
+    it lands."""
+    import time
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    names = [f"m{i:03d}.py" for i in range(400)]
+    for n in names:
+        (tmp_path / n).write_text(SAMPLE)
+    proc = subprocess.Popen([sys.executable, "-m", "graphmend", "fix", "-j", "2", "."],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline and \
+            (tmp_path / names[0]).read_text() == SAMPLE:
+        time.sleep(0.005)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=120)
+    if proc.returncode in (0, 1):
+        pytest.skip("the run ended before the signal")
+    err = err.decode()
+    assert proc.returncode == status, err
+    changed = [n for n in names if (tmp_path / n).read_text() != SAMPLE]
+    assert 0 < len(changed) < len(names)
+    assert f"graphmend: {word}; {len(changed)} file" in err
+    listed = [line.strip() for line in err.splitlines() if line.startswith("  ")]
+    assert sorted(listed) == changed
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".graphmend-")]
+
+
 # ---------------------------------------------------------------- item 10: exit codes
 
 @pytest.fixture
@@ -407,6 +440,13 @@ def test_non_utf8_file_name_in_json_and_sarif(project, print_code):
             uri = data["runs"][0]["results"][0]["locations"][0]["physicalLocation"][
                 "artifactLocation"]["uri"]
             assert uri == "bad%FFname.py"
+
+
+def test_name_the_terminal_cannot_show_is_escaped(project, print_code):
+    (project / "é.py").write_text(SAMPLE)
+    proc = run_cli("check", "é.py", cwd=project, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr
+    assert proc.stdout.startswith(b"\\xe9.py:6:9: ")
 
 
 @pytest.mark.parametrize("flag", ["--select", "--ignore"])
@@ -680,6 +720,9 @@ def test_gitignore_is_respected(project, capsys, print_code):
     assert run(capsys, "check", "--force-exclude", "pkg/local.py")[0] == 0
     assert run(capsys, "fix", ".")[0] == 0
     assert (project / "build" / "m.py").read_text() == SAMPLE
+    # A directory named on the command line is walked even where git ignores it.
+    _, out, _ = run(capsys, "check", "build")
+    assert f"build/m.py:6:9: {print_code}" in out
 
 
 def test_check_fix_and_show_fixes(project, capsys, print_code):
