@@ -7,13 +7,18 @@ Keys (all optional)::
     ignore = ["GM105"]
     unsafe-fixes = false
     exclude = ["build/*", "tests/fixtures/**"]   # glob patterns
+    extend-exclude = ["generated"]               # more of them
     python-version = "3.11"
 
 The nearest ``pyproject.toml`` that has a ``[tool.graphmend]`` table wins,
 found by walking up from each checked path (or from the current directory).
 Command-line flags override it: ``--select`` replaces the file's
 ``select`` and drops its ``ignore``; ``--ignore`` alone adds to the file's
-``ignore``; ``--python-version`` and ``--[no-]unsafe-fixes`` replace.
+``ignore``; ``--python-version`` and ``--[no-]unsafe-fixes`` replace;
+``--exclude`` replaces ``exclude`` (``extend-exclude`` still applies) and
+``--extend-exclude`` adds patterns (both relative to the working directory).
+A ``tool`` or ``tool.graphmend`` that is not a table, or a key of the wrong
+type, is a ConfigError naming the file and key (exit status 2).
 ``exclude`` patterns are matched against the
 path relative to the directory of that ``pyproject.toml`` and against each
 file or directory name (``fnmatch``). On Python < 3.11 without ``tomli``,
@@ -53,7 +58,21 @@ class Config:
     exclude: tuple[str, ...] = ()
     python_version: str | None = None
     regions: str | None = None  # "package" | "reachable" | "all"
+    extend_exclude: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=(), compare=False)
+
+
+def _toml_type(value) -> str:
+    if isinstance(value, list):
+        return "an array of tables ([[...]])" if value and all(
+            isinstance(v, dict) for v in value) else "an array"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return f"a {type(value).__name__}"
 
 
 def _list(value, key: str, path: str) -> tuple[str, ...]:
@@ -93,11 +112,16 @@ def _load(pyproject: str, _stamp) -> Config | None:
         raise ConfigError(f"{pyproject}: cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:  # tomllib.TOMLDecodeError is a ValueError
         raise ConfigError(f"{pyproject}: invalid TOML: {exc}") from None
-    table = data.get("tool", {}).get("graphmend")
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{pyproject}: key 'tool' must be a table ([tool]), not "
+                          f"{_toml_type(tool)}")
+    table = tool.get("graphmend")
     if table is None:
         return None
     if not isinstance(table, dict):
-        raise ConfigError(f"{pyproject}: [tool.graphmend] must be a table")
+        raise ConfigError(f"{pyproject}: key 'tool.graphmend' must be a table "
+                          f"([tool.graphmend]), not {_toml_type(table)}")
     warnings = tuple(f"{pyproject}: unknown key [tool.graphmend] {k!r}"
                      for k in table if k not in KNOWN_KEYS)
     unsafe = table.get("unsafe-fixes")
@@ -116,8 +140,8 @@ def _load(pyproject: str, _stamp) -> Config | None:
         select=_list(table["select"], "select", pyproject) if "select" in table else None,
         ignore=_list(table.get("ignore", []), "ignore", pyproject),
         unsafe_fixes=unsafe,
-        exclude=_list(table.get("exclude", []), "exclude", pyproject)
-        + _list(table.get("extend-exclude", []), "extend-exclude", pyproject),
+        exclude=_list(table.get("exclude", []), "exclude", pyproject),
+        extend_exclude=_list(table.get("extend-exclude", []), "extend-exclude", pyproject),
         python_version=version,
         regions=regions,
         warnings=warnings)
@@ -142,8 +166,10 @@ def find(start: str) -> Config:
 
 
 def is_excluded(path: str, cfg: Config) -> bool:
-    """Does an ``exclude`` pattern of ``cfg`` match ``path``?"""
-    if not cfg.exclude:
+    """Does an ``exclude`` / ``extend-exclude`` pattern of ``cfg`` match
+    ``path``?"""
+    patterns = cfg.exclude + cfg.extend_exclude
+    if not patterns:
         return False
     absolute = os.path.abspath(path)
     candidates = [os.path.basename(absolute)]
@@ -155,7 +181,7 @@ def is_excluded(path: str, cfg: Config) -> bool:
             # Every leading directory, so "build" or "build/" excludes its tree.
             parts = rel.split("/")
             candidates.extend("/".join(parts[:i]) for i in range(1, len(parts)))
-    for pattern in cfg.exclude:
+    for pattern in patterns:
         pat = pattern.rstrip("/")
         for c in candidates:
             if fnmatch.fnmatchcase(c, pat) or fnmatch.fnmatchcase(c, pat.replace("**/", "")):

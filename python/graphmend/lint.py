@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
+import errno
+import hashlib
 import os
+import secrets
 import stat
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -71,7 +74,9 @@ class Diagnostic:
     unsafe ones under ``unsafe_fixes``). ``declined_reason`` is set when the
     rule found the problem but could not prove its fix legal. ``begin`` /
     ``end`` (and the edits' offsets) are byte offsets into the source as
-    UTF-8 (a latin-1 file is transcoded first; a UTF-8 BOM counts).
+    UTF-8 (a latin-1, code-page or multibyte file such as shift_jis is
+    transcoded first; a UTF-8 BOM counts). ``line`` and the columns are
+    CPython's (``col`` / ``end_col`` as its UTF-8 ``col_offset``).
     """
 
     code: str
@@ -138,7 +143,8 @@ class FixResult:
 
 def normalize_selectors(value: Selectors) -> list[str]:
     """``"GM1, GM201"`` or ``["GM1", "GM201"]`` → ``["GM1", "GM201"]``;
-    raises ValueError for a malformed selector."""
+    raises ValueError for a malformed selector or one that selects no
+    shipped rule (naming the closest code)."""
     if value is None:
         return []
     items = value.replace(",", " ").split() if isinstance(value, str) else list(value)
@@ -149,17 +155,32 @@ def normalize_selectors(value: Selectors) -> list[str]:
             if not _core.is_valid_selector(sel):
                 raise ValueError(f"invalid rule selector {part!r}: "
                                  "expected ALL or GM followed by up to 3 digits")
+            if sel not in ("ALL", "GM") and not any(c.startswith(sel) for c in _codes()):
+                raise ValueError(_unknown_selector(part, sel))
             out.append(sel)
     return out
+
+
+def _codes() -> list[str]:
+    return [r["code"] for r in _core.rules()]
+
+
+def _unknown_selector(part: str, sel: str) -> str:
+    import difflib
+
+    codes = _codes()
+    prefixes = sorted({c[:i] for c in codes for i in range(3, len(c))})
+    pool = codes if len(sel) >= 5 else prefixes + codes
+    close = difflib.get_close_matches(sel, pool, n=1, cutoff=0.0)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"unknown rule selector {part!r}: no rule has that code{hint}; " \
+           "see `graphmend rules`"
 
 
 def resolve_version(python_version) -> tuple[int, int]:
     if python_version is None:
         return _frontend.default_version()
-    if isinstance(python_version, str):
-        return _frontend.parse_version(python_version)
-    major, minor = python_version
-    return _frontend.parse_version(f"{major}.{minor}")
+    return _frontend.check_version(python_version)
 
 
 def _edit(d: dict) -> Edit:
@@ -190,10 +211,22 @@ def syntax_error_from_dict(e: dict, path: str | None) -> GraphmendSyntaxError:
     return err
 
 
-def encode_back(text_utf8: bytes, encoding: str) -> bytes:
-    """Mended UTF-8 text (BOM kept) → bytes in the file's encoding."""
+def encode_back(text_utf8: bytes, encoding: str, original: bytes | None = None) -> bytes:
+    """Mended UTF-8 text (BOM kept) → bytes in the file's encoding. With
+    ``original`` (the file's bytes), refuses (EncodingError) an encoding in
+    which those bytes do not survive decoding and encoding again, so the
+    lines no fix touched keep their bytes."""
     if codecs.lookup(encoding).name == "utf-8":
         return text_utf8
+    if original is not None:
+        try:
+            same = original.decode(encoding).encode(encoding) == original
+        except (UnicodeError, LookupError):
+            same = False
+        if not same:
+            raise EncodingError(
+                f"this file's {encoding} bytes do not survive decoding and encoding again, "
+                "so unchanged lines could change; file left unchanged")
     text = text_utf8.decode("utf-8")
     try:
         return text.encode(encoding)
@@ -222,18 +255,46 @@ def _all_regions(regions: str) -> bool:
     return regions == "all"
 
 
+def _via_python_codec(data: bytes, is_text: bool, res: dict, call) -> dict:
+    """The core decodes UTF-8, latin-1, ASCII and single-byte code pages;
+    a file whose cookie names another codec CPython has (shift_jis, euc-kr,
+    gb18030, cp932, iso2022_jp, ...) is decoded here and handed over as
+    UTF-8 text (positions: lines and code points as CPython's, byte offsets
+    into that UTF-8 text, as for a latin-1 file). ``res["encoding"]`` names
+    the codec so the mended text is written back in it."""
+    err = res["syntax_error"]
+    if is_text or err is None:
+        return res
+    info = _frontend.python_codec(err["message"])
+    if info is None:
+        return res
+    try:
+        text = _frontend.decode_with(data, info)
+    except GraphmendSyntaxError as exc:
+        return dict(res, syntax_error=dict(err, message=exc.msg, line=exc.lineno, col=exc.col,
+                                           char_col=exc.col + 1))
+    res = call(text.encode("utf-8", "surrogatepass"), True)
+    res = dict(res)
+    res["encoding"] = info.name
+    return res
+
+
 def run_check(data: bytes, *, is_text: bool = False, select=(), ignore=(),
               version=(3, 11), unsafe_fixes: bool = False, regions: str = "reachable",
               extra_roots=()) -> dict:
-    return _core.check(data, version[1], list(select), list(ignore), unsafe_fixes, is_text,
-                       _all_regions(regions), list(extra_roots))
+    def call(d: bytes, text: bool) -> dict:
+        return _core.check(d, version[1], list(select), list(ignore), unsafe_fixes, text,
+                           _all_regions(regions), list(extra_roots))
+    return _via_python_codec(data, is_text, call(data, is_text), call)
 
 
 def run_fix(data: bytes, *, is_text: bool = False, select=(), ignore=(),
             version=(3, 11), unsafe_fixes: bool = False, regions: str = "reachable",
             extra_roots=()) -> dict:
-    return _core.fix(data, version[1], list(select), list(ignore), unsafe_fixes, is_text,
-                     _all_regions(regions), list(extra_roots))
+    def call(d: bytes, text: bool) -> dict:
+        return _core.fix(d, version[1], list(select), list(ignore), unsafe_fixes, text,
+                         _all_regions(regions), list(extra_roots))
+    return _via_python_codec(data, is_text, call(data, is_text), call)
 
 
 def module_name(path: str) -> tuple[str, str, bool]:
@@ -338,7 +399,7 @@ def fix_source(source: str | bytes, path: str | None = None, unsafe: bool = Fals
     elif is_text:
         mended = res["text"].decode("utf-8", "surrogatepass")
     else:
-        mended = encode_back(res["text"], res["encoding"])
+        mended = encode_back(res["text"], res["encoding"], bytes(source))
     return FixResult(
         source=mended,
         diagnostics=[diagnostic_from_dict(d, path) for d in res["diagnostics"]],
@@ -355,34 +416,129 @@ def rules() -> list[dict]:
 
 # ---------------------------------------------------------------- files
 
-def write_atomically(path: str, data: bytes) -> None:
+class FileChangedError(OSError):
+    """The file changed (size, mtime, inode or content) between reading it and
+    replacing it: someone saved an edit while graphmend worked on it."""
+
+
+def read_regular(path: str) -> tuple[bytes, os.stat_result]:
+    """The bytes of the regular file ``path`` (a symbolic link is followed) and
+    its ``fstat``. Opens without blocking, so a FIFO, socket or device is
+    refused (OSError) instead of waited on."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise OSError(errno.EINVAL, f"{kind}; skipped", path)
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks), st
+    finally:
+        os.close(fd)
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns) == \
+        (b.st_dev, b.st_ino, b.st_size, b.st_mtime_ns)
+
+
+def _unchanged_since(path: str, original: bytes, original_stat: os.stat_result) -> bool:
+    try:
+        now, st = read_regular(path)
+    except OSError:
+        return False
+    return _same_file(st, original_stat) and \
+        hashlib.sha256(now).digest() == hashlib.sha256(original).digest()
+
+
+def _temp_file(directory: str) -> tuple[int, str | None]:
+    """A file for the new contents: unnamed (O_TMPFILE, Linux) where the file
+    system allows, so a killed run leaves nothing behind; else a named
+    ``.graphmend-*.tmp``. Returns (fd, name or None)."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if flag and os.path.isdir("/proc/self/fd"):
+        try:
+            return os.open(directory, flag | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o600), \
+                None
+        except OSError as exc:
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
+                raise
+    return tempfile.mkstemp(prefix=".graphmend-", suffix=".tmp", dir=directory)
+
+
+def write_atomically(path: str, data: bytes, *, original: bytes | None = None,
+                     original_stat: os.stat_result | None = None) -> None:
     """Replace ``path`` with ``data`` so a reader sees the old or the new file,
     never a half-written one: a temporary file in the same directory, flushed
-    and fsynced, given the original's mode, then ``os.replace``d over it.
-    Raises OSError (the original untouched) when any step fails.
+    and fsynced, given the original's mode, owner and group, then renamed over
+    it. Raises OSError (the original untouched) when any step fails:
 
-    A symbolic link is followed (its target is replaced, the link kept); the
-    owner is kept where the process may set it. As with any rename, other
-    hard links to the old file keep the old text."""
+    - ``PermissionError`` when the process may not write the file itself (a
+      0444 file, someone else's file in a directory we can write: a rename
+      only needs the directory's permission) or cannot give the new file the
+      original's owner and group;
+    - :class:`FileChangedError` when ``original`` / ``original_stat`` (what was
+      read) no longer match the file just before the rename (an edit saved
+      meanwhile is never overwritten).
+
+    A symbolic link is followed (its target is replaced, the link kept). As
+    with any rename, other hard links to the old file keep the old text."""
     path = os.path.realpath(path)
     directory = os.path.dirname(path)
     st = os.stat(path)
-    fd, tmp = tempfile.mkstemp(prefix=".graphmend-", suffix=".tmp", dir=directory)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", path)
+    effective = os.access in os.supports_effective_ids
+    if not os.access(path, os.W_OK, effective_ids=effective):
+        raise PermissionError(errno.EACCES, "Permission denied", path)
+    fd, tmp = _temp_file(directory)
+    linked = tmp
     try:
-        with os.fdopen(fd, "wb") as handle:
+        with os.fdopen(fd, "wb", closefd=False) as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, stat.S_IMODE(st.st_mode))
-        if hasattr(os, "chown"):
+        os.fchmod(fd, stat.S_IMODE(st.st_mode))
+        if hasattr(os, "fchown"):
+            now = os.fstat(fd)
+            if (now.st_uid, now.st_gid) != (st.st_uid, st.st_gid):
+                try:
+                    os.fchown(fd, st.st_uid, st.st_gid)
+                except OSError:
+                    raise PermissionError(
+                        errno.EPERM, "cannot keep its owner and group (a rewrite would "
+                        "change them)", path) from None
+                os.fchmod(fd, stat.S_IMODE(st.st_mode))  # chown clears set-id bits
+        if original is not None and original_stat is not None and \
+                not _unchanged_since(path, original, original_stat):
+            raise FileChangedError(errno.EAGAIN, "changed while graphmend was working on it",
+                                   path)
+        if tmp is None:
+            # Give the unnamed file a name just before the rename (a kill in
+            # between is the only way one can be left behind). A dir_fd
+            # makes os.link use linkat(AT_SYMLINK_FOLLOW), which /proc needs.
+            linked = os.path.join(directory, f".graphmend-{secrets.token_hex(6)}.tmp")
+            dir_fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
             try:
-                os.chown(tmp, st.st_uid, st.st_gid)
+                os.link(f"/proc/self/fd/{fd}", linked, src_dir_fd=dir_fd, follow_symlinks=True)
+            except BaseException:
+                linked = None
+                raise
+            finally:
+                os.close(dir_fd)
+        os.replace(linked, path)
+        linked = None
+    except BaseException:
+        if linked is not None:
+            try:
+                os.unlink(linked)
             except OSError:
                 pass
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         raise
+    finally:
+        os.close(fd)

@@ -18,6 +18,12 @@
       "declined_reason": ""              # why the rule did not offer a fix
     }
 
+A file that cannot be decoded or parsed is one diagnostic with code
+``invalid-syntax`` (message ``SyntaxError: ...``) at the error, in every
+format (SARIF and ``github``: level error). A file name that is not valid
+UTF-8 is written with ``\\udcXX`` escapes in JSON and percent-encoded bytes in
+SARIF URIs, so the output stays valid UTF-8.
+
 ``sarif``: SARIF 2.1.0, one run; ``tool.driver.rules`` holds every selected
 rule with its documentation as help text; columns are code points
 (``columnKind: unicodeCodePoints``); fixes as ``artifactChanges``.
@@ -30,7 +36,9 @@ rule with its documentation as help text; columns are code points
 from __future__ import annotations
 
 import json
+import os
 import pathlib
+import re
 import urllib.parse
 from collections.abc import Iterable, Sequence
 
@@ -107,15 +115,32 @@ def _json_obj(d: Diagnostic) -> dict:
     }
 
 
+SYNTAX_CODE = "invalid-syntax"  # a file that cannot be parsed (see cli.py)
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _dumps(obj) -> str:
+    """JSON text that is valid UTF-8 even when a file name is not: the lone
+    surrogates that stand for its undecodable bytes (os.fsdecode) are written
+    as ``\\udcXX`` escapes (``json.loads`` + ``os.fsencode`` give the name's
+    bytes back). Only strings can hold them, so the escapes are in strings."""
+    text = json.dumps(obj, indent=2, ensure_ascii=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def json_output(diags: Sequence[Diagnostic]) -> str:
-    return json.dumps([_json_obj(d) for d in diags], indent=2, ensure_ascii=False) + "\n"
+    return _dumps([_json_obj(d) for d in diags]) + "\n"
 
 
 def _uri(path: str) -> str:
+    """A URI reference for ``path``: its bytes percent-encoded (so a
+    non-UTF-8 name stays exact)."""
     p = pathlib.PurePath(path)
+    raw = os.fsencode(p.as_posix())
     if p.is_absolute():
-        return pathlib.Path(path).as_uri()
-    return urllib.parse.quote(p.as_posix())
+        return "file://" + urllib.parse.quote(raw)
+    return urllib.parse.quote(raw)
 
 
 def _region(line, col, end_line, end_col) -> dict:
@@ -146,7 +171,7 @@ def sarif(diags: Sequence[Diagnostic], rules: Iterable[dict], *, version: str,
         message = d.message + (f" ({d.why})" if d.why else "")
         result = {
             "ruleId": d.code,
-            "level": "warning",
+            "level": "error" if d.code == SYNTAX_CODE else "warning",
             "message": {"text": message},
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": _uri(d.path or "<string>")},
@@ -188,7 +213,7 @@ def sarif(diags: Sequence[Diagnostic], rules: Iterable[dict], *, version: str,
             "results": results,
         }],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return _dumps(log) + "\n"
 
 
 def _escape_data(s: str) -> str:
@@ -205,5 +230,6 @@ def github(diags: Sequence[Diagnostic]) -> str:
         props = (f"file={_escape_property(d.path or '')},line={d.line},col={d.char_col},"
                  f"endLine={d.end_line},endColumn={d.end_char_col},"
                  f"title={_escape_property(d.code)}")
-        out.append(f"::warning {props}::{_escape_data(d.message)}")
+        level = "error" if d.code == SYNTAX_CODE else "warning"
+        out.append(f"::{level} {props}::{_escape_data(d.message)}")
     return "".join(line + "\n" for line in out)

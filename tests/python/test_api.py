@@ -80,9 +80,10 @@ def test_check_str_and_bytes_agree(print_code):
 def test_check_select_ignore(print_code):
     assert graphmend.check_source(SAMPLE, ignore=[print_code]) == []
     assert graphmend.check_source(SAMPLE, ignore=print_code[:3]) == []
-    assert graphmend.check_source(SAMPLE, select="GM9") == []
+    with pytest.raises(ValueError, match="unknown rule selector 'GM9'.*did you mean"):
+        graphmend.check_source(SAMPLE, select="GM9")  # selects no rule
     assert [d.code for d in graphmend.check_source(SAMPLE, select=[print_code])] == [print_code]
-    assert [d.code for d in graphmend.check_source(SAMPLE, select=f"GM9, {print_code}")] == \
+    assert [d.code for d in graphmend.check_source(SAMPLE, select=f"GM, {print_code}")] == \
         [print_code]
     with pytest.raises(ValueError, match="E501"):
         graphmend.check_source(SAMPLE, select=["E501"])
