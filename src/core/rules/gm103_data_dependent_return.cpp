@@ -115,14 +115,13 @@ class DataDependentReturn final : public lint::Rule {
     if (!indent) return why = "the `if` does not start its line", false;
     std::vector<std::string> lines;
     for (std::string_view c : edits::comments_in(ctx.file(), begin, end)) lines.emplace_back(c);
-    lines.push_back("return " + gm1::where_call(sel->cond, ctx.text_of(sel->if_true),
-                                                ctx.text_of(sel->if_false), sel->grad_safe));
-    const std::size_t budget = gm1::line_of(ctx, end) - gm1::line_of(ctx, begin) + 1;
-    auto fitted = gm1::fit_lines(std::move(lines), budget);
-    if (!fitted) return why = "the predicated form does not fit the statement's lines", false;
+    auto ret = gm1::layout(gm1::wrap_of(ctx, stmt), "", "return ",
+                           gm1::where_doc(gm1::Doc::atom(sel->cond), gm1::source_doc(ctx, sel->if_true),
+                                          gm1::source_doc(ctx, sel->if_false), sel->grad_safe));
+    lines.insert(lines.end(), ret.begin(), ret.end());
     gm2::attach_fix(ctx, d, "Return `_graphmend_rt.where(...)`",
                     {edits::Edit::replace(begin, end,
-                                          edits::render_lines(*fitted, *indent, ctx.style()))});
+                                          edits::render_lines(lines, *indent, ctx.style()))});
     return true;
   }
 };
