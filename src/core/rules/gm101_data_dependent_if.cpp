@@ -46,14 +46,20 @@ is selected with `_graphmend_rt.where(cond, if_true, if_false)`:
   Python values stay a real `if` around the predicated body
   (`if h.dtype == torch.float16 and h.isinf().any():` keeps
   `if h.dtype == torch.float16:`).
-- Statements are predicated one by one: `x = e` in the `if` branch becomes
-  `x = where(c, e, x)`, in the `else` branch `x = where(c, x, e)`; a name the
-  `if` binds first and the `else` rebinds is simply assigned, the `else`
-  selects. Names used only inside the branch are assigned as they are. The
-  condition is computed once into a fresh local when it is needed twice or
-  reads a name the branches assign.
-- The mended statement takes exactly the lines of the original (padded with
-  blank lines), so line numbers after it do not move.
+- Every name that leaves the statement is merged once:
+  `x = where(c, <x's value in the if branch>, <in the else branch>)`, the
+  old value standing in for a branch that does not assign it. The wheres
+  come in an order where an arm that reads another merged name sees what
+  its branch saw (that name's old value, or the value its branch left in it,
+  which the earlier where selected exactly when this arm is taken). Names
+  used only inside a branch are assigned as they are, before the wheres.
+  Only a name assigned twice in one branch (or arms that need each other's
+  values both ways) falls back to predicating assignment by assignment.
+- The condition stays inline when one where uses it; with several it is
+  computed once into `_graphmend_cond` (a fresh local) first.
+- Comments stay with the statement they annotate (above it or at its end);
+  comments on the `if`/`else` lines go above the merged code. A where that
+  does not fit the file's longest line is split as black splits calls.
 
 A branch (without `else`) made only of deferred side effects, i.e. the
 `_graphmend_rt.print/log/warn(...)` calls GM201-GM203 write, becomes their
@@ -113,11 +119,8 @@ After:
 
     def forward(self, x):
         y = self.proj(x)
-        y = _graphmend_rt.where((y > 100).any(), y.clamp(max=100), y)
-        y = _graphmend_rt.where((y > 100).any(), y, y * 0.5)
-        ...
-
-(the condition is hoisted into `_graphmend_cond` first, since it reads `y`).
+        y = _graphmend_rt.where((y > 100).any(), y.clamp(max=100), y * 0.5)
+        return y
 )md";
 
 bool has_break(const ast::Tree& tree, std::span<const NodeId> stmts) {

@@ -62,8 +62,6 @@ After:
     def forward(self, x):
         y = x * 2
         return _graphmend_rt.where((y > 0).all(), y, -y)
-
-
 )md";
 
 class DataDependentReturn final : public lint::Rule {
