@@ -8,6 +8,8 @@ the real rewrite, not a hand-written copy of it.
 """
 from __future__ import annotations
 
+import ast
+import pathlib
 import textwrap
 
 import pytest
@@ -139,6 +141,43 @@ def test_if_else_not_and_ternary_are_exact_on_both_branches():
         compiled = torch.compile(mended, backend="eager")
         assert _same(compiled(x, y), orig(x, y))
         assert _same(mended(x, y), orig(x, y))  # eager mended == eager original
+
+
+MERGE_ORDER = (pathlib.Path(__file__).parent.parent / "fixtures/rules/GM101/merge_order.py").read_text()
+
+
+def _where_targets(source: str) -> list[str]:
+    """Target names of `name = _graphmend_rt.where(...)`, in order."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and ast.unparse(node.value.func) == "_graphmend_rt.where"
+        ):
+            out.append(node.targets[0].id)
+    return out
+
+
+def test_merged_names_get_one_where_each_and_see_their_branch_values():
+    mended_src = _mend(MERGE_ORDER, "GM101")
+    targets = _where_targets(mended_src)
+    # a, b, c, d once each; e/f and the twice-assigned g fall back to one
+    # where per assignment (e, f: 2 each; g: 2).
+    assert sorted(targets) == sorted(["a", "b", "c", "d", "e", "f", "e", "f", "g", "g"])
+    assert "a = _graphmend_rt.where((x > 0).all(), b + 1, a)" in mended_src  # old b, before b's
+    assert "# old b" in mended_src
+    orig = _module(MERGE_ORDER).MergeOrder()
+    mended = _module(mended_src).MergeOrder()
+    gen = torch.Generator().manual_seed(0)
+    for trial in range(16):
+        x = torch.randn(3, 4, generator=gen) + (2.0 if trial % 2 else -2.0)
+        y = torch.randn(3, 4, generator=gen) + (2.0 if trial % 4 < 2 else -2.0)
+        assert _same(mended(x, y), orig(x, y))
+        torch._dynamo.reset()
+        compiled = torch.compile(mended, backend="eager")
+        assert _same(compiled(x, y), orig(x, y))
+    assert _count(mended, x, y) == (1, 0)
 
 
 def test_inductor_backend_computes_the_same():

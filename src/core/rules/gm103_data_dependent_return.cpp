@@ -33,8 +33,9 @@ branching" (GB0170). Dynamo ends the graph at the `if`.
 
     return _graphmend_rt.where(cond, a, b)
 
-on the first line of the `if`; the statement's other lines become blank (and
-keep their comments), so later line numbers do not move. `_graphmend_rt.where`
+in place of the `if` and the last `return` (their comments go above it; a
+call that does not fit the file's longest line is split as black splits
+calls). `_graphmend_rt.where`
 is the conditional expression when run eagerly, and `torch.where` while
 tracing when both values are tensors of one dtype, shape and device (see
 GM101 and docs/runtime.md); otherwise the original branch, graph break

@@ -62,8 +62,9 @@ else_value)`:
 `_graphmend_rt.where` (docs/runtime.md) is exactly `if_value if cond else
 else_value` when run eagerly, and emits `torch.where` while tracing only when
 that gives the same value (0-d condition, one dtype, shape and device,
-autograd-safe); otherwise it evaluates the original choice. The mended
-statement takes the original's lines (padded with blank lines).
+autograd-safe); otherwise it evaluates the original choice. Comments stay
+with the statements they annotate; a common statement that does not fit the
+file's longest line is split as black splits calls.
 
 ## Safe and unsafe
 The statements before the common one now run on both paths. The fix is
@@ -96,8 +97,7 @@ Either is what the GraphMend paper does for Phi-3's LongRoPE switch.
   `where` returns a new tensor, so aliasing would change;
 - the condition cannot be lowered to one expression (see GM101), the
   statements contain a triple-quoted string (re-indenting could change it),
-  a statement does not start its line, or the result needs more lines than
-  the original.
+  or a statement does not start its line.
 
 ## Example
 Before:
