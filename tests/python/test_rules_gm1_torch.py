@@ -165,8 +165,11 @@ def test_merged_names_get_one_where_each_and_see_their_branch_values():
     # a, b, c, d once each; e/f and the twice-assigned g fall back to one
     # where per assignment (e, f: 2 each; g: 2).
     assert sorted(targets) == sorted(["a", "b", "c", "d", "e", "f", "e", "f", "g", "g"])
-    assert "a = _graphmend_rt.where((x > 0).all(), b + 1, a)" in mended_src  # old b, before b's
-    assert "# old b" in mended_src
+    # `a` reads the old `b`, so its where comes first; the comment stays with it.
+    first = mended_src.index("a = _graphmend_rt.where(_graphmend_cond, b + 1, a)  # old b")
+    assert first < mended_src.index("b = _graphmend_rt.where(_graphmend_cond, x - 1, b)")
+    # `c`'s else arm reads the `d` its branch left: `d` first.
+    assert mended_src.index("d = _graphmend_rt.where(") < mended_src.index("c = _graphmend_rt.where(")
     orig = _module(MERGE_ORDER).MergeOrder()
     mended = _module(mended_src).MergeOrder()
     gen = torch.Generator().manual_seed(0)
