@@ -569,11 +569,21 @@ class DataDependentEffectIf final : public lint::Rule {
       return t;
     };
     const gm1::Wrap wrap = gm1::wrap_of(ctx, stmt);
+    // A laid-out line (four spaces a level) at the statement's indentation,
+    // in the file's indent unit.
+    auto at_indent = [&](const std::string& l) {
+      std::size_t n = 0;
+      while (n < l.size() && l[n] == ' ') ++n;
+      std::string out(*indent);
+      for (std::size_t k = 0; k < n / 4; ++k) out += ctx.style().indent_unit;
+      out.append(n % 4, ' ');
+      return out + l.substr(n);
+    };
     std::string cond_ref = *cond;
     if (has_prefix || tp.holes.size() > 1 || !inline_cond_keeps_order(ctx, tp)) {
       cond_ref = gm1::fresh_name(ctx, func, "_graphmend_cond");
       for (auto& l : gm1::layout(wrap, "", cond_ref + " = ", gm1::Doc::atom(*cond)))
-        lines.push_back(std::string(*indent) + l);
+        lines.push_back(at_indent(l));
     }
     bool unsafe = false;
     std::string speculated;
@@ -660,8 +670,7 @@ class DataDependentEffectIf final : public lint::Rule {
     }
     if (tail_doc) {
       tail_lines.emplace();
-      for (auto& l : gm1::layout(wrap, "", lead, *tail_doc))
-        tail_lines->push_back(std::string(*indent) + l);
+      for (auto& l : gm1::layout(wrap, "", lead, *tail_doc)) tail_lines->push_back(at_indent(l));
     } else {
       tail_lines = reindent(ctx, tb, tail, *indent);
     }
