@@ -75,6 +75,7 @@ TEST(GM2Rules, PrintMinimalEdit) {
 }
 
 TEST(GM2Rules, AllThreeShareOneImport) {
+  // (`import warnings` goes: the fix removed its only use.)
   const std::string in = std::string("import logging\nimport warnings\n") + kModuleHead +
                          "        print(x)\n        logging.info('a')\n"
                          "        warnings.warn('w')\n        return x\n";
@@ -82,7 +83,7 @@ TEST(GM2Rules, AllThreeShareOneImport) {
   auto r = lint::fix_to_fixpoint(decode(in), options(), rules);
   ASSERT_EQ(r.status, lint::FixResult::Status::Fixed);
   EXPECT_EQ(r.text,
-            "import logging\nimport warnings\nimport torch\nimport torch.nn as nn\n"
+            "import logging\nimport torch\nimport torch.nn as nn\n"
             "import graphmend.runtime as _graphmend_rt\n\n\n"
             "class M(nn.Module):\n    def forward(self, x):\n"
             "        _graphmend_rt.print(x)\n        _graphmend_rt.log(logging, 'info', 'a')\n"

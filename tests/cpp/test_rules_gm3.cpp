@@ -45,12 +45,6 @@ constexpr const char* kMendedHead =
     "import torch\nimport torch.nn as nn\nimport graphmend.runtime as _graphmend_rt\n\n\n"
     "class M(nn.Module):\n    def forward(self, x):\n";
 
-std::size_t count_lines(const std::string& s) {
-  std::size_t n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
-
 TEST(GM3Rules, RegisteredWithDocumentation) {
   for (const char* code : {"GM301", "GM302"}) {
     const lint::Rule* r = rule_for(code);
@@ -73,7 +67,9 @@ TEST(GM3Rules, NoModelNoReport) {
   EXPECT_TRUE(r.diagnostics.empty());
 }
 
-TEST(GM3Rules, GuardKeepsEveryLine) {
+TEST(GM3Rules, GuardKeepsEveryComment) {
+  // Comments outside the copied arguments go above the call; one inside an
+  // argument stays in it, and the call is split the way black splits it.
   const std::string body =
       "        if (x < 0).any():  # c1\n"
       "            # c2\n"
@@ -85,15 +81,30 @@ TEST(GM3Rules, GuardKeepsEveryLine) {
       "        return x\n";
   const std::string out = fix_text("GM301", std::string(kHead) + body);
   EXPECT_EQ(out, std::string(kMendedHead) +
-                     "        _graphmend_rt.trap_if((x < 0).any(),  # c1\n"
-                     "            # c2\n"
-                     "\n"
+                     "        # c1\n"
+                     "        # c2\n"
+                     "        _graphmend_rt.trap_if(\n"
+                     "            (x < 0).any(),\n"
                      "            ValueError,\n"
-                     "                'neg'  # c3\n"
-                     "                'ative'\n"
-                     "            )\n"
+                     "            'neg'  # c3\n"
+                     "            'ative',\n"
+                     "        )\n"
                      "        return x\n");
-  EXPECT_EQ(count_lines(out), count_lines(std::string(kHead) + body) + 1);  // + the import
+}
+
+TEST(GM3Rules, LongAssertGoesInTheDebugBlock) {
+  const std::string in = std::string(kHead) +
+                         "        assert (x.abs() < 100).all(), 'x out of range: rescale it'\n"
+                         "        return x\n";
+  EXPECT_EQ(fix_text("GM302", in),
+            std::string(kMendedHead) +
+                "        if __debug__:\n"
+                "            _graphmend_rt.trap_unless(\n"
+                "                (x.abs() < 100).all(),\n"
+                "                AssertionError,\n"
+                "                'x out of range: rescale it',\n"
+                "            )\n"
+                "        return x\n");
 }
 
 TEST(GM3Rules, AssertOneLine) {
@@ -112,10 +123,9 @@ TEST(GM3Rules, GuardAndAssertShareOneImport) {
   auto r = lint::fix_to_fixpoint(decode(in), options(), rules);
   ASSERT_EQ(r.status, lint::FixResult::Status::Fixed);
   EXPECT_EQ(r.text, std::string(kMendedHead) +
-                        "        _graphmend_rt.trap_if((x < 0).any(),\n"
-                        "            ValueError, 'n')\n"
-                        "        if __debug__: _graphmend_rt.trap_unless((x < 9).all(), "
-                        "AssertionError, 'big')\n"
+                        "        _graphmend_rt.trap_if((x < 0).any(), ValueError, 'n')\n"
+                        "        if __debug__:\n"
+                        "            _graphmend_rt.trap_unless((x < 9).all(), AssertionError, 'big')\n"
                         "        return x\n");
   EXPECT_EQ(r.rounds, 1);
 }

@@ -8,6 +8,8 @@ the real rewrite, not a hand-written copy of it.
 """
 from __future__ import annotations
 
+import ast
+import pathlib
 import textwrap
 
 import pytest
@@ -21,14 +23,18 @@ def _module(source: str):
     return load_module(source, "gm1_case")
 
 
+def _blank_lines(text: str) -> int:
+    return sum(1 for line in text.splitlines() if not line.strip())
+
+
 def _mend(source: str, codes: str) -> str:
     result = graphmend.fix_source(source, select=codes)
     assert result.status == "fixed", (result.status, [d.message for d in result.diagnostics])
     compile(result.source, "<mended>", "exec")  # re-parses
     again = graphmend.fix_source(result.source, select=codes)
     assert again.source == result.source  # idempotent
-    # Line numbers after every mended statement are kept.
-    assert result.source.count("\n") == source.count("\n") + 1  # + the runtime import
+    # No padding: the mended code adds no blank line.
+    assert _blank_lines(result.source) == _blank_lines(source)
     return result.source
 
 
@@ -135,6 +141,46 @@ def test_if_else_not_and_ternary_are_exact_on_both_branches():
         compiled = torch.compile(mended, backend="eager")
         assert _same(compiled(x, y), orig(x, y))
         assert _same(mended(x, y), orig(x, y))  # eager mended == eager original
+
+
+MERGE_ORDER = (pathlib.Path(__file__).parent.parent / "fixtures/rules/GM101/merge_order.py").read_text()
+
+
+def _where_targets(source: str) -> list[str]:
+    """Target names of `name = _graphmend_rt.where(...)`, in order."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and ast.unparse(node.value.func) == "_graphmend_rt.where"
+        ):
+            out.append(node.targets[0].id)
+    return out
+
+
+def test_merged_names_get_one_where_each_and_see_their_branch_values():
+    mended_src = _mend(MERGE_ORDER, "GM101")
+    targets = _where_targets(mended_src)
+    # a, b, c, d once each; e/f and the twice-assigned g fall back to one
+    # where per assignment (e, f: 2 each; g: 2).
+    assert sorted(targets) == sorted(["a", "b", "c", "d", "e", "f", "e", "f", "g", "g"])
+    # `a` reads the old `b`, so its where comes first; the comment stays with it.
+    first = mended_src.index("a = _graphmend_rt.where(_graphmend_cond, b + 1, a)  # old b")
+    assert first < mended_src.index("b = _graphmend_rt.where(_graphmend_cond, x - 1, b)")
+    # `c`'s else arm reads the `d` its branch left: `d` first.
+    assert mended_src.index("d = _graphmend_rt.where(") < mended_src.index("c = _graphmend_rt.where(")
+    orig = _module(MERGE_ORDER).MergeOrder()
+    mended = _module(mended_src).MergeOrder()
+    gen = torch.Generator().manual_seed(0)
+    for trial in range(16):
+        x = torch.randn(3, 4, generator=gen) + (2.0 if trial % 2 else -2.0)
+        y = torch.randn(3, 4, generator=gen) + (2.0 if trial % 4 < 2 else -2.0)
+        assert _same(mended(x, y), orig(x, y))
+        torch._dynamo.reset()
+        compiled = torch.compile(mended, backend="eager")
+        assert _same(compiled(x, y), orig(x, y))
+    assert _count(mended, x, y) == (1, 0)
 
 
 def test_inductor_backend_computes_the_same():
@@ -380,7 +426,7 @@ def test_speculating_longrope_fix_is_unsafe_and_exact():
     result = graphmend.fix_source(LONGROPE, select="GM104", unsafe=True)
     assert result.status == "fixed"
     compile(result.source, "<mended>", "exec")
-    assert result.source.count("\n") == LONGROPE.count("\n") + 1
+    assert _blank_lines(result.source) == _blank_lines(LONGROPE)
     orig = _module(LONGROPE).LongRoPE()
     mended = _module(result.source).LongRoPE()
     x = torch.randn(1, 6, 4)

@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "edits/tree_query.h"
+#include "lint/unused_imports.h"
 
 namespace gm::lint {
 
@@ -96,6 +97,27 @@ AppliedFix describe(const Diagnostic& d, int round) {
   return AppliedFix{d.code, d.fix->description, round, d.fix->begin(), d.fix->end()};
 }
 
+// The fixes left some imports unused (imports_made_unused): delete them and
+// report what remains against the final text. Nothing changes when the
+// result would not parse.
+void drop_unused_imports(FixResult& out, const Source& cur, const ParseResult& parsed,
+                         const std::set<std::string>& original_names, const LintOptions& options,
+                         std::span<const Rule* const> rules) {
+  const edits::Stylist style = edits::Stylist::detect(cur.text(), parsed.lexed);
+  const edits::FileView view{cur.text(), parsed.tree, parsed.lexed, style};
+  std::vector<edits::Edit> dels = imports_made_unused(original_names, view);
+  if (dels.empty()) return;
+  const edits::Fix fix = edits::Fix::safe("Remove the imports the fixes left unused", std::move(dels));
+  const edits::ApplyResult res = edits::apply_fixes(cur.text(), std::span(&fix, 1));
+  if (res.applied == 0) return;
+  std::optional<Source> next = reparse_source(cur, res.text);
+  if (!next) return;
+  ParseResult next_parsed = parse_module(*next, options.parse);
+  if (next_parsed.error) return;
+  out.text = res.text;
+  out.remaining = run_rules(*next, next_parsed, options, rules).diagnostics;
+}
+
 }  // namespace
 
 CheckResult check_source(const Source& source, const LintOptions& options,
@@ -122,6 +144,7 @@ FixResult fix_to_fixpoint(const Source& source, const LintOptions& options,
     return out;
   }
   std::vector<Diagnostic> original_diags;
+  const std::set<std::string> original_names = names_in(parsed.tree);
   std::set<std::string> seen{std::string(source.text())};
   std::vector<AppliedFix> applied;
 
@@ -156,6 +179,7 @@ FixResult fix_to_fixpoint(const Source& source, const LintOptions& options,
       out.status = out.applied.empty() ? FixResult::Status::Unchanged : FixResult::Status::Fixed;
       out.text = std::string(cur->text());
       out.remaining = std::move(checked.diagnostics);
+      if (!out.applied.empty()) drop_unused_imports(out, *cur, parsed, original_names, options, rules);
       return out;
     }
     std::vector<AppliedFix> this_round;

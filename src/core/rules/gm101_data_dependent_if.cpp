@@ -1,5 +1,7 @@
 // GM101: an `if` statement on tensor data whose branches only assign local
 // names -> predication with `_graphmend_rt.where`.
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "edits/tree_query.h"
@@ -44,14 +46,20 @@ is selected with `_graphmend_rt.where(cond, if_true, if_false)`:
   Python values stay a real `if` around the predicated body
   (`if h.dtype == torch.float16 and h.isinf().any():` keeps
   `if h.dtype == torch.float16:`).
-- Statements are predicated one by one: `x = e` in the `if` branch becomes
-  `x = where(c, e, x)`, in the `else` branch `x = where(c, x, e)`; a name the
-  `if` binds first and the `else` rebinds is simply assigned, the `else`
-  selects. Names used only inside the branch are assigned as they are. The
-  condition is computed once into a fresh local when it is needed twice or
-  reads a name the branches assign.
-- The mended statement takes exactly the lines of the original (padded with
-  blank lines), so line numbers after it do not move.
+- Every name that leaves the statement is merged once:
+  `x = where(c, <x's value in the if branch>, <in the else branch>)`, the
+  old value standing in for a branch that does not assign it. The wheres
+  come in an order where an arm that reads another merged name sees what
+  its branch saw (that name's old value, or the value its branch left in it,
+  which the earlier where selected exactly when this arm is taken). Names
+  used only inside a branch are assigned as they are, before the wheres.
+  Only a name assigned twice in one branch (or arms that need each other's
+  values both ways) falls back to predicating assignment by assignment.
+- The condition stays inline when one where uses it; with several it is
+  computed once into `_graphmend_cond` (a fresh local) first.
+- Comments stay with the statement they annotate (above it or at its end);
+  comments on the `if`/`else` lines go above the merged code. A where that
+  does not fit the file's longest line is split as black splits calls.
 
 A branch (without `else`) made only of deferred side effects, i.e. the
 `_graphmend_rt.print/log/warn(...)` calls GM201-GM203 write, becomes their
@@ -111,11 +119,8 @@ After:
 
     def forward(self, x):
         y = self.proj(x)
-        y = _graphmend_rt.where((y > 100).any(), y.clamp(max=100), y)
-        y = _graphmend_rt.where((y > 100).any(), y, y * 0.5)
-        ...
-
-(the condition is hoisted into `_graphmend_cond` first, since it reads `y`).
+        y = _graphmend_rt.where((y > 100).any(), y.clamp(max=100), y * 0.5)
+        return y
 )md";
 
 bool has_break(const ast::Tree& tree, std::span<const NodeId> stmts) {
@@ -194,18 +199,12 @@ std::string_view runtime_effect(const lint::RuleContext& ctx, NodeId stmt) {
   return {};
 }
 
-// Replaces the `if` with `lines` in exactly its own lines (comments inside
-// it kept first, blank-line padding) and attaches the fix; false with *why.
+// Replaces the `if` with `lines` (comments inside it kept first) and
+// attaches the fix; false with *why.
 bool replace_in_place(const lint::RuleContext& ctx, NodeId stmt, std::vector<std::string> lines,
-                      std::string description, lint::Diagnostic& d, std::string* why) {
-  const ast::Tree& tree = ctx.tree();
-  const std::uint32_t sb = tree.at(stmt).begin, se = tree.at(stmt).end;
-  const std::size_t comments = edits::comments_in(ctx.file(), sb, se).size();
-  const std::size_t budget = gm1::line_of(ctx, se) - gm1::line_of(ctx, sb) + 1;
-  if (budget < comments + 1) return *why = "too many comments inside the statement to keep its lines", false;
-  auto fitted = gm1::fit_lines(std::move(lines), budget - comments);
-  if (!fitted) return *why = "the predicated form does not fit the statement's lines", false;
-  auto edit = ctx.replace_statement(stmt, *fitted, /*keep_comments=*/true);
+                      std::string description, lint::Diagnostic& d, std::string* why,
+                      bool keep_comments = true) {
+  auto edit = ctx.replace_statement(stmt, lines, keep_comments);
   if (!edit) return *why = "the `if` does not start its line", false;
   gm2::attach_fix(ctx, d, std::move(description), {*edit});
   return true;
@@ -244,6 +243,117 @@ std::optional<std::vector<Assignment>> assignments(const lint::RuleContext& ctx,
     out.push_back({s, std::string(tree.text(tree.field(target, GM_F(Name, id)))), value});
   }
   return out;
+}
+
+using gm1::names_read;
+
+// The merged form: every name that leaves the statement is assigned once,
+// `n = where(c, <its value in the if branch>, <in the else branch>)`, after
+// the names used only inside a branch (assigned as they are, branch by
+// branch). The wheres are ordered so that an arm reading another merged
+// name sees what that branch saw: its value before the `if` (that name's
+// where comes later) or the value the branch left in it (its where came
+// first; the where then selects that very branch). nullopt when no order
+// does that (a name assigned twice in a branch, a cycle), and the caller
+// predicates assignment by assignment instead.
+struct Merge {
+  std::vector<NodeId> plain;  // statements kept as they are, in order
+  struct Where {
+    std::string name;
+    NodeId arm[2];   // the value in each branch (NodeId{}: the old value)
+    NodeId stmt[2];  // the statements they come from
+  };
+  std::vector<Where> wheres;
+  bool hoist = false;  // the condition reads a name a kept statement binds
+};
+
+std::optional<Merge> plan_merge(const lint::RuleContext& ctx, NodeId func, NodeId stmt,
+                                const std::vector<Assignment>* br[2],
+                                const std::set<std::string>& merged,
+                                std::span<const NodeId> data) {
+  // Position of each assignment; finals of merged names.
+  std::map<std::string, std::size_t> final_at[2];
+  std::set<std::string> plain_in[2];
+  for (int b = 0; b < 2; ++b)
+    for (std::size_t i = 0; i < br[b]->size(); ++i) {
+      const Assignment& a = (*br[b])[i];
+      if (merged.count(a.name)) {
+        if (final_at[b].count(a.name)) return std::nullopt;  // assigned twice
+        final_at[b][a.name] = i;
+      } else {
+        plain_in[b].insert(a.name);
+      }
+    }
+  std::vector<std::string> order;  // merged names, first assignment first
+  for (int b = 0; b < 2; ++b)
+    for (const Assignment& a : *br[b])
+      if (merged.count(a.name) && std::find(order.begin(), order.end(), a.name) == order.end())
+        order.push_back(a.name);
+  std::map<std::string, std::set<std::string>> before;  // name -> names whose where precedes
+  for (int b = 0; b < 2; ++b)
+    for (std::size_t i = 0; i < br[b]->size(); ++i) {
+      const Assignment& a = (*br[b])[i];
+      const bool is_merged = merged.count(a.name) > 0;
+      for (const std::string& r : names_read(ctx, a.value)) {
+        const bool r_merged = merged.count(r) > 0;
+        if (!r_merged && !plain_in[0].count(r) && !plain_in[1].count(r)) continue;
+        // What this branch has bound to r at this point.
+        bool assigned_before = false;
+        for (std::size_t k = 0; k < i; ++k) assigned_before = assigned_before || (*br[b])[k].name == r;
+        if (r_merged) {
+          if (!assigned_before) {
+            // The old value: r's where must come later (or be this one).
+            if (!gm1::bound_before(ctx, func, stmt, r)) return std::nullopt;
+            if (is_merged && r != a.name) before[r].insert(a.name);
+            continue;
+          }
+          // The branch's final value of r: only a where may read it, after r's.
+          if (!is_merged) return std::nullopt;
+          before[a.name].insert(r);
+          continue;
+        }
+        // r is kept as assigned, then-branch statements first.
+        if (!assigned_before) {
+          // The old value of r, but a kept statement rebinds r before it is
+          // read (a merged arm runs after all of them).
+          if (is_merged || (b == 1 && plain_in[0].count(r))) return std::nullopt;
+          continue;
+        }
+        // This branch's r: not if the else branch rebinds it before a
+        // merged arm of the if branch reads it.
+        if (is_merged && b == 0 && plain_in[1].count(r)) return std::nullopt;
+      }
+    }
+  // Order the wheres (stable topological sort).
+  Merge m;
+  std::set<std::string> done;
+  while (done.size() < order.size()) {
+    bool progressed = false;
+    for (const std::string& n : order) {
+      if (done.count(n)) continue;
+      bool ready = true;
+      for (const std::string& p : before[n]) ready = ready && done.count(p);
+      if (!ready) continue;
+      Merge::Where w{n, {}, {}};
+      for (int b = 0; b < 2; ++b)
+        if (auto it = final_at[b].find(n); it != final_at[b].end()) {
+          w.arm[b] = (*br[b])[it->second].value;
+          w.stmt[b] = (*br[b])[it->second].stmt;
+        }
+      m.wheres.push_back(w);
+      done.insert(n);
+      progressed = true;
+      break;
+    }
+    if (!progressed) return std::nullopt;  // a cycle
+  }
+  for (int b = 0; b < 2; ++b)
+    for (const Assignment& a : *br[b])
+      if (!merged.count(a.name)) m.plain.push_back(a.stmt);
+  for (NodeId v : data)
+    for (const std::string& n : names_read(ctx, v))
+      m.hoist = m.hoist || plain_in[0].count(n) || plain_in[1].count(n);
+  return m;
 }
 
 class DataDependentIf final : public lint::Rule {
@@ -348,6 +458,7 @@ class DataDependentIf final : public lint::Rule {
       cond_ref = gm1::fresh_name(ctx, func, "_graphmend_cond");
       lines.push_back(indent + cond_ref + " = " + *cond);
     }
+    const gm1::Wrap wrap = gm1::wrap_of(ctx, stmt);
     for (NodeId s : calls) {
       const NodeId call = tree.child(s, GM_F(Expr, value));
       const auto paren = gm2::open_paren(ctx, call);
@@ -355,11 +466,23 @@ class DataDependentIf final : public lint::Rule {
         why = "the call's `(` does not follow the callee";
         return false;
       }
+      const std::string head = std::string(gm2::kRuntimeAlias) + "." +
+                               std::string(runtime_effect(ctx, s)) + "_if(";
+      std::vector<gm1::Doc> args{gm1::Doc::atom(cond_ref)};
+      for (NodeId a : tree.children(call, GM_F(Call, args)))
+        args.push_back(gm1::source_doc(ctx, a));
+      for (NodeId k : tree.children(call, GM_F(Call, keywords)))
+        args.push_back(gm1::source_doc(ctx, k));
+      if (edits::comments_in(ctx.file(), *paren, tree.at(call).end).empty()) {
+        auto l = gm1::layout(wrap, indent, "", gm1::Doc::call_of(head, std::move(args)));
+        lines.insert(lines.end(), l.begin(), l.end());
+        continue;
+      }
+      // Comments among the arguments: the argument list as written.
       const bool has_args = !tree.children(call, GM_F(Call, args)).empty() ||
                             !tree.children(call, GM_F(Call, keywords)).empty();
       const std::uint32_t ce = tree.at(call).end;
-      std::string text = indent + std::string(gm2::kRuntimeAlias) + "." +
-                         std::string(runtime_effect(ctx, s)) + "_if(" + cond_ref;
+      std::string text = indent + head + cond_ref;
       if (has_args) text += ", ";
       std::string_view rest = ctx.text().substr(*paren + 1, ce - (*paren + 1));
       const std::size_t skip = rest.find_first_not_of(" \t");
@@ -533,6 +656,58 @@ class DataDependentIf final : public lint::Rule {
     if (!statics.empty()) {
       lines.push_back("if " + join_and(ctx, statics) + ":");
       indent = "    ";
+    }
+    const std::vector<Assignment>* branches[2] = {&*then_a, &*else_a};
+    if (auto plan = plan_merge(ctx, func, stmt, branches, merged, data)) {
+      // The replaced range takes the last line's comment along.
+      const std::uint32_t sb = tree.at(stmt).begin;
+      std::uint32_t end = tree.at(stmt).end;
+      if (edits::only_trivia_after(ctx.text(), end)) end = edits::line_end(ctx.text(), end);
+      std::vector<NodeId> stmts;
+      for (const auto* br : branches)
+        for (const Assignment& a : *br) stmts.push_back(a.stmt);
+      const gm1::Comments comments = gm1::attach_comments(ctx, sb, end, stmts);
+      std::vector<std::string> out_lines;
+      for (const std::string& c : comments.loose) out_lines.push_back(c);
+      out_lines.insert(out_lines.end(), lines.begin(), lines.end());
+      const gm1::Wrap wrap = gm1::wrap_of(ctx, stmt);
+      auto emit = [&](std::span<const NodeId> from, std::vector<std::string> l) {
+        std::string trail;
+        for (NodeId s : from) {
+          if (!s) continue;
+          if (const auto* a = comments.above_of(s))
+            for (const std::string& c : *a) out_lines.push_back(indent + c);
+          if (const auto* t = comments.trailing_of(s))
+            for (const std::string& c : *t) trail += "  " + c;
+        }
+        l.back() += trail;
+        out_lines.insert(out_lines.end(), l.begin(), l.end());
+      };
+      std::string cond_ref = cond;
+      if (plan->wheres.size() > 1 || plan->hoist) {
+        cond_ref = gm1::fresh_name(ctx, func, "_graphmend_cond");
+        auto l = gm1::layout(wrap, indent, cond_ref + " = ", gm1::Doc::atom(cond));
+        out_lines.insert(out_lines.end(), l.begin(), l.end());
+      }
+      for (NodeId s : plan->plain) {
+        const NodeId one[1] = {s};
+        const auto& n = tree.at(s);
+        emit(one, gm1::layout(wrap, indent, "", gm1::range_doc(ctx, n.begin, n.end)));
+      }
+      for (const Merge::Where& w : plan->wheres) {
+        gm1::Doc arm[2];
+        for (int b = 0; b < 2; ++b)
+          arm[b] = w.arm[b] ? gm1::source_doc(ctx, w.arm[b]) : gm1::Doc::atom(w.name);
+        if (negate) std::swap(arm[0], arm[1]);
+        const gm1::Doc where = gm1::where_doc(gm1::Doc::atom(cond_ref), std::move(arm[0]),
+                                              std::move(arm[1]), purity.grad_safe);
+        emit(w.stmt, gm1::layout(wrap, indent, w.name + " = ", where));
+      }
+      const auto own = edits::statement_indentation(ctx.text(), sb);
+      if (!own) return why = "the `if` does not start its line", false;
+      gm2::attach_fix(ctx, d, "Predicate the branch with `_graphmend_rt.where`",
+                      {edits::Edit::replace(sb, end, edits::render_lines(out_lines, *own, ctx.style()))});
+      return true;
     }
     // With one `where`, the condition can stay inline unless a statement
     // emitted before it rebinds a name the condition reads.

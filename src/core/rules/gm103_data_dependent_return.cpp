@@ -33,8 +33,9 @@ branching" (GB0170). Dynamo ends the graph at the `if`.
 
     return _graphmend_rt.where(cond, a, b)
 
-on the first line of the `if`; the statement's other lines become blank (and
-keep their comments), so later line numbers do not move. `_graphmend_rt.where`
+in place of the `if` and the last `return` (their comments go above it; a
+call that does not fit the file's longest line is split as black splits
+calls). `_graphmend_rt.where`
 is the conditional expression when run eagerly, and `torch.where` while
 tracing when both values are tensors of one dtype, shape and device (see
 GM101 and docs/runtime.md); otherwise the original branch, graph break
@@ -62,8 +63,6 @@ After:
     def forward(self, x):
         y = x * 2
         return _graphmend_rt.where((y > 0).all(), y, -y)
-
-
 )md";
 
 class DataDependentReturn final : public lint::Rule {
@@ -115,14 +114,13 @@ class DataDependentReturn final : public lint::Rule {
     if (!indent) return why = "the `if` does not start its line", false;
     std::vector<std::string> lines;
     for (std::string_view c : edits::comments_in(ctx.file(), begin, end)) lines.emplace_back(c);
-    lines.push_back("return " + gm1::where_call(sel->cond, ctx.text_of(sel->if_true),
-                                                ctx.text_of(sel->if_false), sel->grad_safe));
-    const std::size_t budget = gm1::line_of(ctx, end) - gm1::line_of(ctx, begin) + 1;
-    auto fitted = gm1::fit_lines(std::move(lines), budget);
-    if (!fitted) return why = "the predicated form does not fit the statement's lines", false;
+    auto ret = gm1::layout(gm1::wrap_of(ctx, stmt), "", "return ",
+                           gm1::where_doc(gm1::Doc::atom(sel->cond), gm1::source_doc(ctx, sel->if_true),
+                                          gm1::source_doc(ctx, sel->if_false), sel->grad_safe));
+    lines.insert(lines.end(), ret.begin(), ret.end());
     gm2::attach_fix(ctx, d, "Return `_graphmend_rt.where(...)`",
                     {edits::Edit::replace(begin, end,
-                                          edits::render_lines(*fitted, *indent, ctx.style()))});
+                                          edits::render_lines(lines, *indent, ctx.style()))});
     return true;
   }
 };

@@ -62,8 +62,9 @@ else_value)`:
 `_graphmend_rt.where` (docs/runtime.md) is exactly `if_value if cond else
 else_value` when run eagerly, and emits `torch.where` while tracing only when
 that gives the same value (0-d condition, one dtype, shape and device,
-autograd-safe); otherwise it evaluates the original choice. The mended
-statement takes the original's lines (padded with blank lines).
+autograd-safe); otherwise it evaluates the original choice. Comments stay
+with the statements they annotate; a common statement that does not fit the
+file's longest line is split as black splits calls.
 
 ## Safe and unsafe
 The statements before the common one now run on both paths. The fix is
@@ -96,8 +97,7 @@ Either is what the GraphMend paper does for Phi-3's LongRoPE switch.
   `where` returns a new tensor, so aliasing would change;
 - the condition cannot be lowered to one expression (see GM101), the
   statements contain a triple-quoted string (re-indenting could change it),
-  a statement does not start its line, or the result needs more lines than
-  the original.
+  or a statement does not start its line.
 
 ## Example
 Before:
@@ -114,10 +114,15 @@ After:
 
     def forward(self, x):
         h = self.proj(x)
-        self.register_buffer("last", _graphmend_rt.where(h.mean() > 0, h.amax(0), h.amin(0)), persistent=False)
-
-
+        self.register_buffer(
+            "last",
+            _graphmend_rt.where(h.mean() > 0, h.amax(0), h.amin(0)),
+            persistent=False,
+        )
         return h
+
+(the call does not fit the file's longest line, so it is split the way
+black splits calls).
 )md";
 
 std::string first_line(const lint::RuleContext& ctx, NodeId s) {
@@ -536,20 +541,49 @@ class DataDependentEffectIf final : public lint::Rule {
     if (!indent) return why = "the `if` does not start its line", false;
     const bool has_prefix = !pre[0].empty() || !pre[1].empty();
     std::vector<std::string> lines;
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> copied;
+    // Comments stay with the statements they annotate; the others (on the
+    // `if` and `else` lines, or inside the common statement's `else` copy)
+    // come first.
+    std::vector<NodeId> kept;
     for (int side = 0; side < 2; ++side)
-      for (const Prefix& p : pre[side]) copied.emplace_back(tree.at(p.stmt).begin, tree.at(p.stmt).end);
-    copied.emplace_back(tree.at(tp.if_tail).begin, tree.at(tp.if_tail).end);
-    for (std::string_view c : edits::comments_in(ctx.file(), tree.at(stmt).begin, tree.at(stmt).end)) {
-      const auto off = static_cast<std::uint32_t>(c.data() - ctx.text().data());
-      bool inside = false;
-      for (const auto& r : copied) inside = inside || (off >= r.first && off < r.second);
-      if (!inside) lines.push_back(std::string(*indent) + std::string(c));
+      for (const Prefix& p : pre[side]) kept.push_back(p.stmt);
+    kept.push_back(tp.if_tail);
+    const std::uint32_t sb = tree.at(stmt).begin;
+    std::uint32_t se = tree.at(stmt).end;
+    if (edits::only_trivia_after(ctx.text(), se)) se = edits::line_end(ctx.text(), se);
+    const gm1::Comments comments = gm1::attach_comments(ctx, sb, se, kept);
+    const std::uint32_t tb = tree.at(tp.if_tail).begin, te = tree.at(tp.if_tail).end;
+    for (const std::string& c : comments.loose) {
+      const auto off = static_cast<std::uint32_t>(ctx.text().find(c, sb));
+      if (off >= tb && off < te) continue;  // copied with the common statement
+      lines.push_back(std::string(*indent) + c);
     }
+    auto above = [&](NodeId s) {
+      if (const auto* a = comments.above_of(s))
+        for (const std::string& c : *a) lines.push_back(std::string(*indent) + c);
+    };
+    auto trailing = [&](NodeId s) {
+      std::string t;
+      if (const auto* a = comments.trailing_of(s))
+        for (const std::string& c : *a) t += "  " + c;
+      return t;
+    };
+    const gm1::Wrap wrap = gm1::wrap_of(ctx, stmt);
+    // A laid-out line (four spaces a level) at the statement's indentation,
+    // in the file's indent unit.
+    auto at_indent = [&](const std::string& l) {
+      std::size_t n = 0;
+      while (n < l.size() && l[n] == ' ') ++n;
+      std::string out(*indent);
+      for (std::size_t k = 0; k < n / 4; ++k) out += ctx.style().indent_unit;
+      out.append(n % 4, ' ');
+      return out + l.substr(n);
+    };
     std::string cond_ref = *cond;
     if (has_prefix || tp.holes.size() > 1 || !inline_cond_keeps_order(ctx, tp)) {
       cond_ref = gm1::fresh_name(ctx, func, "_graphmend_cond");
-      lines.push_back(std::string(*indent) + cond_ref + " = " + *cond);
+      for (auto& l : gm1::layout(wrap, "", cond_ref + " = ", gm1::Doc::atom(*cond)))
+        lines.push_back(at_indent(l));
     }
     bool unsafe = false;
     std::string speculated;
@@ -558,6 +592,8 @@ class DataDependentEffectIf final : public lint::Rule {
         const auto& n = tree.at(p.stmt);
         auto text = reindent(ctx, n.begin, ctx.text_of(p.stmt), *indent);
         if (!text) return why = "a branch statement holds a triple-quoted string or does not start its line", false;
+        above(p.stmt);
+        text->back() += trailing(p.stmt);
         lines.insert(lines.end(), text->begin(), text->end());
         if (p.kind != Prefix::Local) {
           unsafe = true;
@@ -567,30 +603,81 @@ class DataDependentEffectIf final : public lint::Rule {
         }
       }
     // The common statement: the `if` branch's text with each hole replaced.
-    const std::uint32_t tb = tree.at(tp.if_tail).begin, te = tree.at(tp.if_tail).end;
     std::string tail;
     std::uint32_t at = tb;
     std::vector<std::pair<NodeId, NodeId>> holes = tp.holes;
     std::sort(holes.begin(), holes.end(), [&](const auto& x, const auto& y) {
       return tree.at(x.first).begin < tree.at(y.first).begin;
     });
+    auto where_of = [&](const std::pair<NodeId, NodeId>& h, std::string_view prefix) {
+      gm1::Doc a = gm1::source_doc(ctx, h.first, true), b = gm1::source_doc(ctx, h.second, true);
+      if (negate) std::swap(a, b);
+      return gm1::where_doc(gm1::Doc::atom(cond_ref), std::move(a), std::move(b), purity.grad_safe,
+                            prefix);
+    };
     for (const auto& h : holes) {
-      const std::string a = gm1::operand_text(ctx, h.first), b = gm1::operand_text(ctx, h.second);
       tail.append(ctx.text().substr(at, tree.at(h.first).begin - at));
-      tail += negate ? gm1::where_call(cond_ref, b, a, purity.grad_safe)
-                     : gm1::where_call(cond_ref, a, b, purity.grad_safe);
+      const gm1::Doc w = where_of(h, "");
+      tail += gm1::layout(gm1::Wrap{std::size_t(-1), 0}, "", "", w).front();
       at = tree.at(h.first).end;
     }
     tail.append(ctx.text().substr(at, te - at));
-    auto tail_lines = reindent(ctx, tb, tail, *indent);
+    above(tp.if_tail);
+    // Laid out as a call when the holes are its arguments (or the value
+    // stored), the text as it is otherwise.
+    std::optional<std::vector<std::string>> tail_lines;
+    auto hole_of = [&](NodeId e) -> const std::pair<NodeId, NodeId>* {
+      for (const auto& h : holes)
+        if (h.first == e) return &h;
+      return nullptr;
+    };
+    auto call_doc = [&](NodeId call) -> std::optional<gm1::Doc> {
+      if (tree.kind(call) != NodeKind::Call) return std::nullopt;
+      const auto paren = gm2::open_paren(ctx, call);
+      if (!paren || !edits::comments_in(ctx.file(), *paren, tree.at(call).end).empty())
+        return std::nullopt;
+      std::vector<gm1::Doc> args;
+      std::size_t used = 0;
+      for (NodeId a : tree.children(call, GM_F(Call, args))) {
+        if (const auto* h = hole_of(a)) args.push_back(where_of(*h, "")), ++used;
+        else args.push_back(gm1::source_doc(ctx, a));
+      }
+      for (NodeId k : tree.children(call, GM_F(Call, keywords))) {
+        const NodeId v = tree.child(k, GM_F(keyword, value));
+        if (const auto* h = hole_of(v)) {
+          args.push_back(where_of(*h, std::string(ctx.text().substr(tree.at(k).begin,
+                                                                    tree.at(v).begin - tree.at(k).begin))));
+          ++used;
+        } else {
+          args.push_back(gm1::source_doc(ctx, k));
+        }
+      }
+      if (used != holes.size()) return std::nullopt;
+      return gm1::Doc::call_of(std::string(ctx.text().substr(tree.at(call).begin,
+                                                             *paren + 1 - tree.at(call).begin)),
+                               std::move(args));
+    };
+    std::optional<gm1::Doc> tail_doc;
+    std::string lead;
+    if (tree.kind(tp.if_tail) == NodeKind::Expr) {
+      tail_doc = call_doc(tree.child(tp.if_tail, GM_F(Expr, value)));
+    } else if (tree.kind(tp.if_tail) == NodeKind::Assign) {
+      const NodeId v = tree.child(tp.if_tail, GM_F(Assign, value));
+      lead = std::string(ctx.text().substr(tb, tree.at(v).begin - tb));
+      if (lead.find('\n') != std::string::npos || lead.find('#') != std::string::npos) lead.clear();
+      else if (const auto* h = hole_of(v); h && holes.size() == 1) tail_doc = where_of(*h, "");
+      else tail_doc = call_doc(v);
+    }
+    if (tail_doc) {
+      tail_lines.emplace();
+      for (auto& l : gm1::layout(wrap, "", lead, *tail_doc)) tail_lines->push_back(at_indent(l));
+    } else {
+      tail_lines = reindent(ctx, tb, tail, *indent);
+    }
     if (!tail_lines) return why = "the common statement holds a triple-quoted string or does not start its line", false;
+    tail_lines->back() += trailing(tp.if_tail);
     lines.insert(lines.end(), tail_lines->begin(), tail_lines->end());
 
-    const std::uint32_t first = gm1::line_of(ctx, tree.at(stmt).begin);
-    const std::uint32_t last = gm1::line_of(ctx, tree.at(stmt).end);
-    const std::size_t budget = last - first + 1;
-    if (lines.size() > budget) return why = "the merged form needs more lines than the `if`", false;
-    lines.resize(budget);  // blank lines keep the line numbers after it
     std::string out;
     for (std::size_t i = 0; i < lines.size(); ++i) {
       std::string_view l = lines[i];
@@ -603,7 +690,7 @@ class DataDependentEffectIf final : public lint::Rule {
                      speculated + ")"
                : "Merge the branches into one statement with `_graphmend_rt.where`";
     gm2::attach_fix(ctx, d, description,
-                    {edits::Edit::replace(tree.at(stmt).begin, tree.at(stmt).end, out)});
+                    {edits::Edit::replace(sb, se, out)});
     if (unsafe && d.fix) d.fix->applicability = edits::Applicability::Unsafe;
     return true;
   }

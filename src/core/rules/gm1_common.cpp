@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "edits/text.h"
 #include "edits/tree_query.h"
 
 namespace gm::rules::gm1 {
@@ -1070,32 +1071,224 @@ std::string where_call(std::string_view cond, std::string_view if_true,
   return s;
 }
 
-std::optional<std::vector<std::string>> fit_lines(std::vector<std::string> lines,
-                                                  std::size_t budget) {
-  auto physical = [&] {
-    std::size_t n = 0;
-    for (const auto& l : lines) n += 1 + static_cast<std::size_t>(std::count(l.begin(), l.end(), '\n'));
-    return n;
-  };
-  auto indent_of = [](const std::string& l) { return l.find_first_not_of(' '); };
-  while (physical() > budget) {
-    // Join the last two simple statements of one block with "; ".
-    bool joined = false;
-    for (std::size_t i = lines.size(); i-- > 1;) {
-      const std::string& a = lines[i - 1];
-      const std::string& b = lines[i];
-      if (a.empty() || b.empty() || a.back() == ':' || b.back() == ':') continue;
-      if (a.rfind('#') != std::string::npos && a.find_first_not_of(' ') == a.find('#')) continue;
-      if (indent_of(a) != indent_of(b)) continue;
-      lines[i - 1] = a + "; " + b.substr(indent_of(b));
-      lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(i));
-      joined = true;
-      break;
-    }
-    if (!joined) return std::nullopt;
+Wrap wrap_of(const lint::RuleContext& ctx, NodeId stmt) {
+  const std::string_view text = ctx.text();
+  Wrap w;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t nl = text.find('\n', start);
+    const std::size_t stop = nl == std::string_view::npos ? text.size() : nl;
+    std::size_t len = stop - start;
+    if (len > 0 && text[stop - 1] == '\r') --len;
+    w.limit = std::max(w.limit, len);
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
   }
-  while (physical() < budget) lines.emplace_back();
+  if (stmt) w.base = edits::line_indentation(text, ctx.tree().at(stmt).begin).size();
+  return w;
+}
+
+namespace {
+
+std::size_t column_of(std::string_view text, std::uint32_t offset) {
+  return offset - edits::line_start(text, offset);
+}
+
+bool has_triple_quote(std::string_view t) {
+  return t.find("\"\"\"") != std::string_view::npos || t.find("'''") != std::string_view::npos;
+}
+
+}  // namespace
+
+Doc source_doc(const lint::RuleContext& ctx, NodeId e, bool parens) {
+  const auto& n = ctx.tree().at(e);
+  Doc d = range_doc(ctx, n.begin, n.end);
+  if (!parens) return d;
+  std::string t = operand_text(ctx, e);
+  if (t.size() != d.text.size()) {
+    d.text = std::move(t);
+    if (d.col > 0) --d.col;  // the `(` put before it
+  }
+  return d;
+}
+
+Doc range_doc(const lint::RuleContext& ctx, std::uint32_t begin, std::uint32_t end,
+              std::string prefix) {
+  const std::size_t col = column_of(ctx.text(), begin);
+  const std::size_t plen = prefix.size();
+  Doc d = Doc::atom(std::move(prefix) + std::string(ctx.text().substr(begin, end - begin)));
+  d.col = col >= plen ? col - plen : 0;
+  d.verbatim = has_triple_quote(d.text);
+  return d;
+}
+
+Doc where_doc(Doc cond, Doc if_true, Doc if_false, bool grad_safe, std::string_view head_prefix) {
+  std::vector<Doc> args;
+  args.push_back(std::move(cond));
+  args.push_back(std::move(if_true));
+  args.push_back(std::move(if_false));
+  if (!grad_safe) args.push_back(Doc::atom("grad_safe=False"));
+  return Doc::call_of(std::string(head_prefix) + "_graphmend_rt.where(", std::move(args));
+}
+
+namespace {
+
+// `d` on one line, or nullopt when an atom spans several.
+std::optional<std::string> flat(const Doc& d) {
+  if (!d.call) {
+    if (d.text.find('\n') != std::string::npos) return std::nullopt;
+    return d.text;
+  }
+  std::string s = d.text;
+  for (std::size_t i = 0; i < d.args.size(); ++i) {
+    auto a = flat(d.args[i]);
+    if (!a) return std::nullopt;
+    if (i) s += ", ";
+    s += *a;
+  }
+  return s + ")";
+}
+
+// An atom's lines, the first at absolute column `col`: continuation lines
+// keep their position relative to the first (written with their relative
+// indentation).
+std::vector<std::string> atom_lines(const Wrap& w, const Doc& d, std::size_t col) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t nl = d.text.find('\n', pos);
+    std::string line = d.text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    if (d.verbatim) {
+      // Kept byte for byte: one element with its line breaks.
+      return {d.text};
+    }
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (out.empty()) {
+      out.push_back(std::move(line));
+    } else {
+      const std::size_t lead = line.find_first_not_of(" \t");
+      if (lead == std::string::npos) {
+        out.emplace_back();
+      } else {
+        const long shifted = static_cast<long>(lead) + static_cast<long>(col) -
+                             static_cast<long>(d.col) - static_cast<long>(w.base);
+        out.push_back(std::string(static_cast<std::size_t>(std::max(shifted, 0L)), ' ') +
+                      line.substr(lead));
+      }
+    }
+    if (nl == std::string::npos) break;
+    pos = nl + 1;
+  }
+  return out;
+}
+
+// `d`'s lines: the first without what precedes it (it starts at absolute
+// column `col`), the others with their relative indentation; `tail` columns
+// follow the last line.
+std::vector<std::string> render_doc(const Wrap& w, std::string_view indent, std::size_t col,
+                                    const Doc& d, std::size_t tail) {
+  if (auto f = flat(d); f && col + f->size() + tail <= w.limit) return {*f};
+  if (!d.call) return atom_lines(w, d, col);
+  const std::string inner = std::string(indent) + "    ";
+  const std::size_t inner_col = w.base + inner.size();
+  std::vector<std::string> out{d.text};
+  // All arguments on one line of their own, else one per line.
+  std::optional<std::string> joined = std::string();
+  for (std::size_t i = 0; i < d.args.size() && joined; ++i) {
+    auto a = flat(d.args[i]);
+    if (!a) joined.reset();
+    else *joined += (i ? ", " : "") + *a;
+  }
+  if (joined && inner_col + joined->size() <= w.limit) {
+    out.push_back(inner + *joined);
+  } else {
+    for (const Doc& a : d.args) {
+      auto sub = render_doc(w, inner, inner_col, a, 1);
+      sub.front() = inner + sub.front();
+      sub.back() += ",";
+      out.insert(out.end(), sub.begin(), sub.end());
+    }
+  }
+  out.push_back(std::string(indent) + ")");
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> layout(const Wrap& w, std::string_view indent, std::string_view lead,
+                                const Doc& d, std::string_view trail) {
+  auto lines = render_doc(w, indent, w.base + indent.size() + lead.size(), d, trail.size());
+  lines.front() = std::string(indent) + std::string(lead) + lines.front();
+  lines.back() += trail;
   return lines;
+}
+
+const std::vector<std::string>* Comments::above_of(NodeId s) const {
+  for (const auto& [n, c] : above)
+    if (n == s) return &c;
+  return nullptr;
+}
+
+const std::vector<std::string>* Comments::trailing_of(NodeId s) const {
+  for (const auto& [n, c] : trailing)
+    if (n == s) return &c;
+  return nullptr;
+}
+
+namespace {
+
+// The comment at `off` is on a line before the statement at `sb`.
+bool p_line_ok(const lint::RuleContext& ctx, std::uint32_t off, std::uint32_t sb) {
+  return line_of(ctx, off) < line_of(ctx, sb);
+}
+
+}  // namespace
+
+Comments attach_comments(const lint::RuleContext& ctx, std::uint32_t begin, std::uint32_t end,
+                         std::span<const NodeId> stmts) {
+  const ast::Tree& tree = ctx.tree();
+  const std::string_view text = ctx.text();
+  Comments out;
+  auto add = [](auto& list, NodeId s, std::string c) {
+    for (auto& [n, v] : list)
+      if (n == s) return v.push_back(std::move(c));
+    list.push_back({s, {std::move(c)}});
+  };
+  for (std::string_view c : edits::comments_in(ctx.file(), begin, end)) {
+    const auto off = static_cast<std::uint32_t>(c.data() - text.data());
+    const std::uint32_t line = line_of(ctx, off);
+    const bool own_line = edits::line_indentation(text, off).size() == column_of(text, off);
+    NodeId owner;
+    bool is_above = false;
+    NodeId next;  // the first statement after an own-line comment
+    for (NodeId s : stmts) {
+      const std::uint32_t sb = tree.at(s).begin;
+      const std::uint32_t sl = line_of(ctx, sb), el = line_of(ctx, tree.at(s).end);
+      if (!own_line && line >= sl && line <= el) owner = s;
+      if (own_line && off < sb && (!next || sb < tree.at(next).begin)) next = s;
+    }
+    if (next) {
+      // Directly above it: only comment lines in between.
+      const std::uint32_t sb = tree.at(next).begin;
+      bool only_comments = true;
+      for (std::uint32_t p = edits::full_line_end(text, off); p < edits::line_start(text, sb);) {
+        const std::string_view l = text.substr(p, edits::line_end(text, p) - p);
+        const std::size_t f = l.find_first_not_of(" \t\f");
+        if (f == std::string_view::npos || l[f] != '#') only_comments = false;
+        const std::uint32_t after = edits::full_line_end(text, p);
+        if (after == p) break;
+        p = after;
+      }
+      if (only_comments && p_line_ok(ctx, off, sb)) {
+        owner = next;
+        is_above = true;
+      }
+    }
+    if (!owner) out.loose.emplace_back(c);
+    else if (is_above) add(out.above, owner, std::string(c));
+    else add(out.trailing, owner, std::string(c));
+  }
+  return out;
 }
 
 }  // namespace gm::rules::gm1

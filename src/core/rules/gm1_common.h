@@ -185,12 +185,65 @@ std::uint32_t line_of(const lint::RuleContext& ctx, std::uint32_t offset);
 // " (line N)" for node n, to end a decline reason.
 std::string line_suffix(const lint::RuleContext& ctx, NodeId n);
 
-// Fits `lines` into at most `budget` physical lines (the statement being
-// replaced), so the line numbers of everything after it stay the same (the
-// import hook relies on them for tracebacks): pads with empty lines, or joins
-// the last top-level statements with `; ` when there are too many. Lines
-// holding embedded newlines count as several. nullopt when it cannot fit.
-std::optional<std::vector<std::string>> fit_lines(std::vector<std::string> lines,
-                                                  std::size_t budget);
+// ---- layout of the mended code
+
+// How the file wraps: its longest line (at least 79 columns) is the limit a
+// generated line must fit, `base` the columns before the relative
+// indentation of the lines being written (the replaced statement's own).
+struct Wrap {
+  std::size_t limit = 79;
+  std::size_t base = 0;
+};
+Wrap wrap_of(const lint::RuleContext& ctx, NodeId stmt);
+
+// An expression to lay out: an atom (source or generated text) or a call
+// (`head` ends with its `(`; the arguments are Docs; `)` closes it).
+struct Doc {
+  std::string text;  // the atom, or the call's head through `(`
+  std::vector<Doc> args;
+  bool call = false;
+  // An atom copied from the source spanning several lines: the column its
+  // text started at there (its continuation lines move with it), or
+  // `verbatim` when they must stay as they are (a triple-quoted string).
+  std::size_t col = 0;
+  bool verbatim = false;
+  static Doc atom(std::string t) { return Doc{std::move(t), {}, false, 0, false}; }
+  static Doc call_of(std::string head, std::vector<Doc> args) {
+    return Doc{std::move(head), std::move(args), true, 0, false};
+  }
+};
+// The source text of `e` as an atom (operand_text's parentheses when
+// `parens`), remembering its column.
+Doc source_doc(const lint::RuleContext& ctx, NodeId e, bool parens = false);
+// The same for the source range [begin, end) with `prefix` put before it.
+Doc range_doc(const lint::RuleContext& ctx, std::uint32_t begin, std::uint32_t end,
+              std::string prefix = {});
+// `_graphmend_rt.where(c, t, f[, grad_safe=False])` as a Doc; `head_prefix`
+// goes before the callee (`persistent=` for a keyword argument).
+Doc where_doc(Doc cond, Doc if_true, Doc if_false, bool grad_safe,
+              std::string_view head_prefix = {});
+
+// The lines of `lead` + `d` + `trail` at relative indentation `indent` (four
+// spaces a level, as replace_statement takes them): one line when it fits
+// `w.limit`, else the call is split the way black and ruff format split it
+// (all arguments on one indented line, else one per line with a trailing
+// comma, nested calls likewise, `)` back at `indent`).
+std::vector<std::string> layout(const Wrap& w, std::string_view indent, std::string_view lead,
+                                const Doc& d, std::string_view trail = {});
+
+// Comments of a replaced statement assigned to the statements they
+// annotate: the comment lines directly above a statement (within the
+// replaced range) and the comments at the end of its lines. What no
+// statement claims (`if ...:  # note`, `else:  # note`) is `loose`.
+struct Comments {
+  std::vector<std::string> loose;
+  // per statement: the lines above it, and its trailing comments
+  std::vector<std::pair<NodeId, std::vector<std::string>>> above, trailing;
+  const std::vector<std::string>* above_of(NodeId s) const;
+  const std::vector<std::string>* trailing_of(NodeId s) const;
+};
+// For the comments in [begin, end) and the statements `stmts` inside it.
+Comments attach_comments(const lint::RuleContext& ctx, std::uint32_t begin, std::uint32_t end,
+                         std::span<const NodeId> stmts);
 
 }  // namespace gm::rules::gm1

@@ -63,10 +63,9 @@ Inductor included (docs/runtime.md, [Trap]). A condition that is a Python
 `bool` at trace time (`_graphmend_rt.equal` of tensors with different
 shapes) raises at once, as the original did.
 
-The call keeps the statement's lines: the condition stays on the `if` line,
-the exception class and arguments stay on their lines, and the closing
-parenthesis goes on the statement's last line. Comments are kept at the end
-of their lines, so the code after the guard keeps its line numbers.
+The call goes on one line when it fits the file's longest line, else it is
+split as black splits calls (the arguments on one indented line, else one
+per line with a trailing comma). Comments of the guard go above the call.
 
 ## When it declines
 - the `if` has an `else` or `elif` branch, or is itself an `elif`;
@@ -120,10 +119,11 @@ Before (transformers 4.52.4, `GroundingDinoMultiscaleDeformableAttention`):
 
 After:
 
-    _graphmend_rt.trap_if((spatial_shapes[:, 0] * spatial_shapes[:, 1]).sum() != sequence_length,
+    _graphmend_rt.trap_if(
+        (spatial_shapes[:, 0] * spatial_shapes[:, 1]).sum() != sequence_length,
         ValueError,
-            "Make sure to align the spatial shapes with the sequence length of the encoder hidden states"
-        )
+        "Make sure to align the spatial shapes with the sequence length of the encoder hidden states",
+    )
 )md";
 
 // Builtin exception classes whose construction with constant arguments has

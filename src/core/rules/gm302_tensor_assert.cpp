@@ -51,10 +51,9 @@ For a constant or absent message:
 
 `assert [not] torch.equal(a, b)` passes `_graphmend_rt.equal(a, b)`.
 `if __debug__:` keeps the behaviour under `python -O` (the condition is not
-evaluated). The header is on the assert's own line, so the statement keeps
-its lines: the condition and message stay on theirs and the closing
-parenthesis goes on the last one (docs/runtime.md shows the same call on
-its own line; both forms compile to the same bytecode). Under compilation
+evaluated). When the one-line form does not fit the file's longest line,
+the call goes inside the `if __debug__:` block, split as black splits
+calls (both forms compile to the same bytecode). Under compilation
 the condition stays in the graph as a 0-d bool output and the runtime raises
 `AssertionError(msg)` right after the graph, for any backend.
 
@@ -89,7 +88,10 @@ Before:
 After:
 
     def forward(self, x):
-        if __debug__: _graphmend_rt.trap_unless((x >= 0).all(), AssertionError, "inputs must be non-negative")
+        if __debug__:
+            _graphmend_rt.trap_unless(
+                (x >= 0).all(), AssertionError, "inputs must be non-negative"
+            )
         return x.sqrt()
 )md";
 

@@ -5,6 +5,7 @@
 
 #include "edits/text.h"
 #include "edits/tree_query.h"
+#include "rules/gm1_common.h"
 #include "rules/gm2_common.h"
 
 namespace gm::rules::gm3 {
@@ -649,12 +650,57 @@ std::string scan_after(const lint::RuleContext& ctx, NodeId guard, std::string_v
 std::optional<std::string> render(const lint::RuleContext& ctx, NodeId stmt,
                                   const std::vector<Piece>& pieces, std::string_view close) {
   const std::string_view text = ctx.text();
-  const LineIndex& lines = ctx.lexed().lines;
   const auto& node = ctx.tree().at(stmt);
-  const std::string_view nl = ctx.style().newline_str();
+  if (pieces.empty() || pieces.front().kind != Piece::Kind::Literal || close != ")")
+    return std::nullopt;
+  const auto indent = edits::statement_indentation(text, node.begin);
+  if (!indent) return std::nullopt;
 
-  // Comments of the statement outside the copied ranges, by line.
-  std::map<std::uint32_t, std::string_view> comments;
+  // The call's arguments: the pieces between top-level separators.
+  std::vector<gm1::Doc> args;
+  int depth = 0;
+  bool open = false;  // an argument is being built
+  std::uint32_t prev_end = node.begin;
+  auto cur = [&]() -> gm1::Doc& {
+    if (!open) {
+      args.push_back(gm1::Doc::atom({}));
+      args.back().col = std::string::npos;
+      open = true;
+    }
+    return args.back();
+  };
+  for (std::size_t i = 1; i < pieces.size(); ++i) {
+    const Piece& p = pieces[i];
+    switch (p.kind) {
+      case Piece::Kind::Literal:
+        cur().text += p.text;
+        for (char c : p.text) depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+        break;
+      case Piece::Kind::Separator:
+        if (depth == 0) open = false;
+        else cur().text += ", ";
+        break;
+      case Piece::Kind::Source: {
+        if (p.begin < prev_end || p.end > node.end || p.end <= p.begin) return std::nullopt;
+        gm1::Doc& d = cur();
+        if (d.col == std::string::npos) {
+          const std::size_t col = p.begin - edits::line_start(text, p.begin);
+          d.col = col >= d.text.size() ? col - d.text.size() : 0;
+        }
+        const std::string_view src = text.substr(p.begin, p.end - p.begin);
+        d.text += src;
+        d.verbatim = d.verbatim || src.find("\"\"\"") != std::string_view::npos ||
+                     src.find("'''") != std::string_view::npos;
+        prev_end = p.end;
+        break;
+      }
+    }
+  }
+  for (auto& a : args)
+    if (a.col == std::string::npos) a.col = 0;
+
+  // Comments of the statement outside the copied ranges go above it.
+  std::vector<std::string> lines;
   for (const Trivia& t : ctx.lexed().trivia) {
     if (t.kind != Trivia::Kind::Comment) continue;
     if (t.begin >= node.end) break;
@@ -662,70 +708,23 @@ std::optional<std::string> render(const lint::RuleContext& ctx, NodeId stmt,
     const bool copied = std::any_of(pieces.begin(), pieces.end(), [&](const Piece& p) {
       return p.kind == Piece::Kind::Source && p.begin <= t.begin && t.end <= p.end;
     });
-    if (!copied) comments[lines.line_of(t.begin)] = text.substr(t.begin, t.end - t.begin);
+    if (!copied) lines.emplace_back(text.substr(t.begin, t.end - t.begin));
   }
-  auto indentation = [&](std::uint32_t line) {
-    const std::uint32_t b = lines.line_start(line);
-    std::uint32_t e = b;
-    while (e < text.size() && (text[e] == ' ' || text[e] == '\t' || text[e] == '\f')) ++e;
-    return text.substr(b, e - b);
-  };
-
-  std::string out;
-  std::uint32_t cur = lines.line_of(node.begin);
-  const std::uint32_t last = lines.line_of(node.end > node.begin ? node.end - 1 : node.begin);
-  bool content = true;  // the current line has text (the first: the indentation)
-  bool space = false;   // a separator wants a space before the next piece
-  auto newline = [&] {
-    if (auto it = comments.find(cur); it != comments.end()) {
-      if (content) out += "  ";
-      else out += indentation(cur);
-      out += it->second;
-    }
-    out += nl;
-    ++cur;
-    content = false;
-    space = false;
-  };
-  auto go_to = [&](std::uint32_t line) {
-    while (cur < line) newline();
-    if (!content) {
-      out += indentation(cur);
-      content = true;
-    } else if (space) {
-      out += ' ';
-    }
-    space = false;
-  };
-
-  std::uint32_t prev_end = node.begin;
-  for (const Piece& p : pieces) {
-    switch (p.kind) {
-      case Piece::Kind::Literal:
-        go_to(cur);
-        out += p.text;
-        break;
-      case Piece::Kind::Separator:
-        out += ',';
-        space = true;
-        break;
-      case Piece::Kind::Source: {
-        if (p.begin < prev_end || p.end > node.end || p.end <= p.begin) return std::nullopt;
-        const std::uint32_t line = lines.line_of(p.begin);
-        if (line < cur) return std::nullopt;
-        go_to(line);
-        out += text.substr(p.begin, p.end - p.begin);
-        cur = lines.line_of(p.end - 1);
-        prev_end = p.end;
-        break;
-      }
-    }
+  const gm1::Wrap wrap = gm1::wrap_of(ctx, stmt);
+  std::string head = pieces.front().text;
+  // `if __debug__: trap(...)` that does not fit one line: the call goes in
+  // the block, as one would write it.
+  constexpr std::string_view kDebug = "if __debug__: ";
+  const bool debug = head.starts_with(kDebug);
+  gm1::Doc doc = gm1::Doc::call_of(head, args);
+  auto call = gm1::layout(wrap, "", "", doc);
+  if (debug && call.size() > 1) {
+    lines.emplace_back(kDebug.substr(0, kDebug.size() - 1));
+    doc.text = head.substr(kDebug.size());
+    call = gm1::layout(wrap, "    ", "", doc);
   }
-  if (cur > last) return std::nullopt;
-  space = false;
-  go_to(last);
-  out += close;
-  return out;
+  lines.insert(lines.end(), call.begin(), call.end());
+  return edits::render_lines(lines, *indent, ctx.style());
 }
 
 }  // namespace gm::rules::gm3

@@ -12,8 +12,7 @@
 //  3. Is deferring the failure to the end of the graph invisible? (scan_after:
 //     the code after the guard, to the end of its function, stores nothing
 //     outside the function's own locals.)
-// Then render() writes the trap call so that it spans exactly the lines of
-// the statement it replaces (the import hook maps tracebacks by line).
+// Then render() writes the trap call, wrapped the way the file wraps.
 #pragma once
 
 #include <cstdint>
@@ -71,12 +70,12 @@ struct Piece {
   static Piece source(std::uint32_t b, std::uint32_t e) { return {Kind::Source, {}, b, e}; }
 };
 
-// Text replacing statement `stmt` ([begin, end)): the pieces in order, each
-// Source piece starting on the line it starts on in the original (padding
-// with line breaks, which is valid because everything after the first piece
-// is inside the call's parentheses), comments outside the Source pieces kept
-// at the end of their original line, and `close` on the statement's last
-// line. The result spans exactly the statement's lines. nullopt if the
+// Text replacing statement `stmt` ([begin, end)): the call the pieces make
+// (the first a literal through its `(`, top-level separators between its
+// arguments, `close` = ")"), on one line when it fits the file's longest
+// line, else split as black and ruff split calls (gm1::layout); source
+// ranges spanning lines keep their inner layout; comments of the statement
+// outside the copied ranges go on their own lines above it. nullopt if the
 // pieces are not in source order within the statement.
 std::optional<std::string> render(const lint::RuleContext& ctx, NodeId stmt,
                                   const std::vector<Piece>& pieces, std::string_view close);
