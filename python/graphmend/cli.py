@@ -323,7 +323,7 @@ def _cli_excludes(args: argparse.Namespace):
 def _excluded(path: str, args: argparse.Namespace) -> bool:
     from . import config
 
-    cfg = config.find(path)
+    cfg = config.find(path, _CONFIGS)
     cli_cfg, replace = _cli_excludes(args)
     if replace:
         cfg = dataclasses.replace(cfg, exclude=())
@@ -395,7 +395,7 @@ def discover(paths: list[str], errors: list[str], args: argparse.Namespace | Non
 def _resolve(args: argparse.Namespace, path: str) -> Settings:
     from . import _frontend, config, lint
 
-    cfg = config.find(path)
+    cfg = config.find(path, _CONFIGS)
     where = f"{os.path.join(cfg.root or '', 'pyproject.toml')}: [tool.graphmend]"
     try:
         cfg_select = lint.normalize_selectors(list(cfg.select)) if cfg.select else []
@@ -615,7 +615,7 @@ def _run(args: argparse.Namespace, work, state: RunState | None = None,
             settings = [_resolve(args, f) for f in files]
         warnings = set(walk_warnings)
         for f in files:
-            warnings.update(config.find(f).warnings)
+            warnings.update(config.find(f, _CONFIGS).warnings)
         if not args.quiet:
             for w in sorted(warnings):
                 print(f"graphmend: warning: {w}", file=sys.stderr)
@@ -1041,8 +1041,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Configurations by directory, for one run of main() (config.find's cache).
+_CONFIGS: dict = {}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _CONFIGS.clear()
     if argv and argv[0] == "explain":
         return _cmd_explain(argv[1:])
     if argv and argv[0] == "run":

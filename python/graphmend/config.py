@@ -147,22 +147,36 @@ def _load(pyproject: str, _stamp) -> Config | None:
         warnings=warnings)
 
 
-def find(start: str) -> Config:
+def find(start: str, cache: dict[str, Config] | None = None) -> Config:
     """The configuration that applies to ``start`` (a file or directory):
-    the nearest enclosing pyproject.toml with a [tool.graphmend] table."""
+    the nearest enclosing pyproject.toml with a [tool.graphmend] table.
+    ``cache``: a dict kept for one run (directory -> its configuration), so
+    a tree of thousands of files looks each directory up once."""
     directory = os.path.abspath(start)
     if not os.path.isdir(directory):
         directory = os.path.dirname(directory)
+    visited = []
+    found = None
     while True:
+        if cache is not None and directory in cache:
+            found = cache[directory]
+            break
+        visited.append(directory)
         candidate = os.path.join(directory, "pyproject.toml")
         if os.path.isfile(candidate):
             cfg = load(candidate)
             if cfg is not None:
-                return cfg
+                found = cfg
+                break
         parent = os.path.dirname(directory)
         if parent == directory:
-            return Config()
+            found = Config()
+            break
         directory = parent
+    if cache is not None:
+        for d in visited:
+            cache[d] = found
+    return found
 
 
 def is_excluded(path: str, cfg: Config) -> bool:
