@@ -622,7 +622,7 @@ def _run(args: argparse.Namespace, work, state: RunState | None = None,
     except config.ConfigError as exc:
         raise UsageError(str(exc)) from None
     if not stdin:
-        settings = _with_package_roots(files, settings)
+        settings = _with_package_roots(files, settings, args.jobs or os.cpu_count() or 1)
 
     def guarded(path: str, s: Settings) -> FileResult:
         try:
@@ -645,7 +645,8 @@ def _run(args: argparse.Namespace, work, state: RunState | None = None,
     return results, errors
 
 
-def _with_package_roots(files: list[str], settings: list[Settings]) -> list[Settings]:
+def _with_package_roots(files: list[str], settings: list[Settings],
+                        jobs: int) -> list[Settings]:
     """Package mode: the files of the run that share a package are analysed
     together, and each gets the functions the others' compiled code reaches
     as extra region roots. A file that cannot be read is left to the worker
@@ -666,7 +667,7 @@ def _with_package_roots(files: list[str], settings: list[Settings]) -> list[Sett
                 inputs.append((files[i], lint.read_regular(files[i])[0]))
             except OSError:
                 pass
-        roots = lint.package_roots(inputs, version)
+        roots = lint.package_roots(inputs, version, jobs=jobs)
         for i in members:
             if roots.get(files[i]):
                 settings[i] = dataclasses.replace(settings[i], extra_roots=tuple(roots[files[i]]))

@@ -315,13 +315,15 @@ def module_name(path: str) -> tuple[str, str, bool]:
     return directory, ".".join(parts) or stem, is_package
 
 
-def package_roots(files, version=(3, 11), include_own: bool = False) -> dict[str, list[str]]:
+def package_roots(files, version=(3, 11), include_own: bool = False,
+                  jobs: int | None = None) -> dict[str, list[str]]:
     """Package-wide regions for ``files``, ``[(path, source bytes)]``: per
     path, the dotted names of its functions that compiled code in another of
     the files reaches (pass them to run_check/run_fix as ``extra_roots``).
     Files are grouped by package root; each group is analysed on its own.
     ``include_own``: every function compiled code reaches, each file's
-    own regions too."""
+    own regions too. ``jobs``: threads (default: the CPUs)."""
+    jobs = jobs or os.cpu_count() or 1
     groups: dict[str, list[tuple[str, str, bool, bytes]]] = {}
     for path, data in files:
         root, module, is_package = module_name(path)
@@ -332,7 +334,7 @@ def package_roots(files, version=(3, 11), include_own: bool = False) -> dict[str
             out.update((path, []) for path, *_ in members)
             continue
         roots = _core.package_roots([(m, p, d) for _, m, p, d in members], version[1],
-                                    include_own)
+                                    include_own, jobs)
         out.update((path, r) for (path, *_), r in zip(members, roots))
     return out
 

@@ -9,11 +9,14 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -351,7 +354,8 @@ nb::dict fix(nb::bytes data, int minor, std::vector<std::string> select,
 // each file's own regions (semantic/package.h). A file that does not decode
 // or parse contributes nothing and gets [].
 std::vector<std::vector<std::string>> package_roots(
-    std::vector<std::tuple<std::string, bool, nb::bytes>> files, int minor, bool include_own) {
+    std::vector<std::tuple<std::string, bool, nb::bytes>> files, int minor, bool include_own,
+    int jobs) {
   std::vector<std::tuple<std::string, bool, std::string>> inputs;
   inputs.reserve(files.size());
   for (auto& [module, is_package, data] : files)
@@ -361,19 +365,29 @@ std::vector<std::vector<std::string>> package_roots(
   parse.version = {3, minor};
   gm::sema::AnalyzeOptions analyze;
   analyze.facts = false;
-  std::vector<gm::sema::ModuleSummary> summaries;
-  summaries.reserve(inputs.size());
-  for (auto& [module, is_package, bytes] : inputs) {
-    auto decoded = gm::Source::decode(std::move(bytes));
-    gm::sema::ModuleSummary summary{module, {}, {}, {}};
-    if (auto* source = std::get_if<gm::Source>(&decoded)) {
-      auto parsed = gm::parse_module(*source, parse);
-      if (!parsed.error)
-        summary = gm::sema::summarize(gm::sema::analyze(parsed.tree, *source, analyze), module,
-                                      is_package);
+  // Each module is summarised alone, so the files are shared out over
+  // threads (each takes the next unclaimed file).
+  std::vector<gm::sema::ModuleSummary> summaries(inputs.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < inputs.size();) {
+      auto& [module, is_package, bytes] = inputs[i];
+      summaries[i].module = module;
+      auto decoded = gm::Source::decode(std::move(bytes));
+      if (auto* source = std::get_if<gm::Source>(&decoded)) {
+        auto parsed = gm::parse_module(*source, parse);
+        if (!parsed.error)
+          summaries[i] = gm::sema::summarize(gm::sema::analyze(parsed.tree, *source, analyze),
+                                             module, is_package);
+      }
     }
-    summaries.push_back(std::move(summary));
-  }
+  };
+  const std::size_t n_threads =
+      std::min<std::size_t>(std::max(1, jobs), std::max<std::size_t>(1, inputs.size() / 16));
+  std::vector<std::thread> threads;
+  for (std::size_t t = 1; t < n_threads; ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
   return gm::sema::package_roots(summaries, include_own);
 }
 
@@ -412,10 +426,10 @@ NB_MODULE(_core, m) {
         "plus status, text (mended, UTF-8 bytes, BOM kept), applied, applied_per_code, "
         "culprits, invalid, rounds.");
   m.def("package_roots", &package_roots, nb::arg("files"), nb::arg("minor"),
-        nb::arg("include_own") = false,
+        nb::arg("include_own") = false, nb::arg("jobs") = 1,
         "Package-wide regions: for [(module, is_package, source bytes)], per file the dotted "
         "names of functions reached from compiled code elsewhere in the package; pass them "
-        "to check/fix as extra_roots. include_own: every reached function, each file's own "
+        "to check/fix as extra_roots. jobs: threads for the per-file summaries. include_own: every reached function, each file's own "
         "regions too.");
   m.def("rules", &rules, "Every shipped rule: [{code, name, summary, documentation}].");
   m.def("is_valid_selector", [](const std::string& s) { return gm::lint::is_valid_selector(s); },
