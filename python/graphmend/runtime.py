@@ -9,7 +9,9 @@ Two families, documented precisely in ``docs/runtime.md``:
 
 * deferred side effects ([Defer]): ``print``, ``log``, ``warn``, and their
   conditional forms ``print_if``, ``log_if``, ``warn_if`` (``if cond: ...``
-  with ``cond`` a tensor, decided after the graph);
+  with ``cond`` a tensor, decided after the graph); ``fmt`` and ``item`` for
+  arguments that read tensor data (f-strings, ``str.format``, ``t.item()``,
+  ``float(t)``), converted and formatted after the graph;
 * traps ([Trap]): ``trap_if``, ``trap_unless`` and the ``equal`` /
   ``same_shape`` helpers for ``torch.equal`` guards;
 * predication ([Where]): ``where``, the data-dependent ``if`` as one select.
@@ -17,7 +19,7 @@ Two families, documented precisely in ``docs/runtime.md``:
 Outside compilation every function does exactly what the original statement
 did, immediately.  While TorchDynamo traces a function, the call is instead
 recorded in a module-level queue (arguments snapshotted: tensors cloned in the
-graph) and one marker attribute of this module is assigned.  Dynamo replays both
+graph, with what their repr shows) and one marker attribute of this module is assigned.  Dynamo replays both
 mutations after the graph; the marker assignment runs this module's
 ``__setattr__``, which drains the queue in order, outside Dynamo.  This works
 from inlined frames (helper functions, submodules' ``forward``), keeps one graph

@@ -296,3 +296,105 @@ def test_once_per_process_torch_warning_kept(tmp_path):
     category, line, same_file = outs["mended"]
     assert (category, same_file) == ("UserWarning", "True")
     assert lines[int(line)] == int(outs["original"][1])
+
+
+# ------------------------------------------------------------------ runtime
+
+
+def test_fmt_and_item_eagerly_are_the_expressions():
+    import graphmend.runtime as rt
+
+    t = torch.tensor(2.75)
+    assert rt.item(t) == t.item() and type(rt.item(t)) is float
+    assert rt.item(t, int) == 2 and rt.item(t, bool) is True
+    assert rt.item(3.5, int) == 3  # not a tensor: the conversion itself
+    assert rt.fmt("{:.1f} {!r} {}", rt.item(t), t, t) == f"{t.item():.1f} {t!r} {t}"
+    with pytest.raises(RuntimeError) as want:
+        torch.ones(2).item()
+    with pytest.raises(RuntimeError) as got:
+        rt.item(torch.ones(2))
+    assert str(got.value) == str(want.value)
+
+
+class _Counter:
+    def __init__(self):
+        self.n = 0
+
+    def __str__(self):
+        return f"counter={self.n}"
+
+
+def test_object_whose_str_reads_later_state_is_formatted_at_the_call(capsys):
+    """A non-tensor object is not snapshotted: the call runs where the
+    original ran it (its own break), so the text shows the state then."""
+    import graphmend.runtime as rt
+
+    c = _Counter()
+
+    def original(x):
+        print("c", c, x.sum())
+        c.n += 1
+        return x + 1
+
+    def mended(x):
+        rt.print("c", c, x.sum())
+        c.n += 1
+        return x + 1
+
+    x = torch.randn(3)
+    original(x)
+    want = capsys.readouterr().out
+    c.n = 0
+    torch._dynamo.reset()
+    torch.compile(mended, backend="eager")(x)
+    assert capsys.readouterr().out == want == "c counter=0 " + str(x.sum()) + "\n"
+
+
+def test_if_forms_take_deferred_reads_one_graph(tmp_path):
+    """`print_if`/`log_if`/`warn_if` (GM101's forms) with `fmt`/`item`
+    arguments: decided and formatted after the graph, one graph, the text of
+    `if cond: print(...)` run eagerly, the warning at the call's line."""
+    src = '''
+import logging, warnings
+import torch
+import graphmend.runtime as _graphmend_rt
+logger = logging.getLogger("gm2_torch_logger")
+
+def original(x):
+    h = x * 2
+    if h.sum() > 0:
+        print(f"pos {h.sum().item():.3f} {h!r}")
+    if h.mean() < 0:
+        logger.warning("neg %.2f", h.mean().item())
+    if h.max() > 0:
+        warnings.warn(f"max {h.max().item():.4f}")
+    return h
+
+def mended(x):
+    h = x * 2
+    _graphmend_rt.print_if(h.sum() > 0, _graphmend_rt.fmt("pos {:.3f} {!r}", _graphmend_rt.item(h.sum()), h))
+    _graphmend_rt.log_if(h.mean() < 0, logger, "warning", "neg %.2f", _graphmend_rt.item(h.mean()))
+    _graphmend_rt.warn_if(h.max() > 0, _graphmend_rt.fmt("max {:.4f}", _graphmend_rt.item(h.max())))
+    return h
+'''
+    path = tmp_path / "if_forms.py"
+    path.write_text(src)
+    mod = _load(path)
+    lines = src.splitlines()
+    orig_warn = next(i for i, l in enumerate(lines, 1) if "warnings.warn(" in l)
+    mended_warn = next(i for i, l in enumerate(lines, 1) if "warn_if(" in l)
+    orig_log = next(i for i, l in enumerate(lines, 1) if "logger.warning(" in l)
+    mended_log = next(i for i, l in enumerate(lines, 1) if "log_if(" in l)
+    for seed in range(4):
+        torch.manual_seed(seed)
+        x = torch.randn(5, requires_grad=seed % 2 == 0)
+        eager = _run(mod.original, x, compiled=False)
+        fixed = _run(mod.mended, x, compiled=True)
+        assert fixed["graphs"] == 1 and fixed["breaks"] == 0, fixed["break_reasons"]
+        assert fixed["stdout"] == eager["stdout"]
+        swap = {orig_warn: mended_warn, orig_log: mended_log}
+        assert [(w.category, str(w.message), swap.get(w.lineno, w.lineno)) for w in eager["warnings"]] == [
+            (w.category, str(w.message), w.lineno) for w in fixed["warnings"]]
+        assert [(r.getMessage(), r.levelno, swap.get(r.lineno, r.lineno)) for r in eager["records"]] == [
+            (r.getMessage(), r.levelno, r.lineno) for r in fixed["records"]]
+        assert all(w.filename == str(path) for w in fixed["warnings"])
