@@ -35,6 +35,7 @@ CASES = [
     ("GM201", "torch_format", "FormatNet"),
     ("GM202", "torch_log_format", "LogFormatNet"),
     ("GM203", "torch_warn_format", "WarnFormatNet"),
+    ("GM201", "fstring_forms", "FStringNet"),
 ]
 _LOGGER_NAME = "gm2_torch_logger"
 _ONCE_PER_PROCESS = "Converting a tensor with requires_grad=True to a scalar"
