@@ -399,3 +399,52 @@ def mended(x):
         assert [(r.getMessage(), r.levelno, swap.get(r.lineno, r.lineno)) for r in eager["records"]] == [
             (r.getMessage(), r.levelno, r.lineno) for r in fixed["records"]]
         assert all(w.filename == str(path) for w in fixed["warnings"])
+
+
+def test_plain_deferred_calls_keep_grad_fn_text_and_call_line(tmp_path):
+    """Without any fmt/item: `print("h", h)` of a tensor with a grad_fn and a
+    deferred warning/record in a helper. Before: `grad_fn=<CloneBackward0>`
+    and the warning/record at the compiled root's `def` line."""
+    src = '''
+import logging, warnings
+import torch
+import graphmend.runtime as _graphmend_rt
+logger = logging.getLogger("gm2_torch_logger")
+lin = torch.nn.Linear(3, 4)
+
+def helper(h):
+    _graphmend_rt.warn("from the helper")
+    _graphmend_rt.log(logger, "info", "h %s", h)
+    return h
+
+def mended(x):
+    h = lin(x)
+    _graphmend_rt.print("h", h, lin.weight)
+    return helper(h) * 2
+
+def original(x):
+    h = lin(x)
+    print("h", h, lin.weight)
+    return original_helper(h) * 2
+
+def original_helper(h):
+    warnings.warn("from the helper")
+    logger.info("h %s", h)
+    return h
+'''
+    path = tmp_path / "plain.py"
+    path.write_text(src)
+    mod = _load(path)
+    lines = src.splitlines()
+    warn_line = next(i for i, l in enumerate(lines, 1) if "_graphmend_rt.warn(" in l)
+    log_line = next(i for i, l in enumerate(lines, 1) if "_graphmend_rt.log(" in l)
+    x = torch.randn(2, 3)
+    eager = _run(mod.original, x, compiled=False)
+    fixed = _run(mod.mended, x, compiled=True)
+    assert fixed["graphs"] == 1 and fixed["breaks"] == 0
+    assert "grad_fn=<AddmmBackward0>" in eager["stdout"]
+    assert fixed["stdout"] == eager["stdout"]
+    assert [(w.filename, w.lineno) for w in fixed["warnings"]] == [(str(path), warn_line)] * 2
+    assert [(r.pathname, r.lineno, r.funcName) for r in fixed["records"]] == [
+        (str(path), log_line, "helper")] * 2
+    assert [r.getMessage() for r in fixed["records"]] == [r.getMessage() for r in eager["records"]]
