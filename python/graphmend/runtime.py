@@ -217,7 +217,12 @@ def _ct_site(ctx):  # pragma: no cover - runs inside Dynamo only
     while t is not None:
         g = t.f_globals
         if g.get("__name__") != __name__:
-            frames.append((t.f_code.co_filename, t.lineno, t.f_code.co_name, g))
+            name = t.f_code.co_name
+            # The frame Dynamo resumes after an (un-mended) graph break runs
+            # a copy of the function named torch_dynamo_resume_in_<name>_at_<line>.
+            if name.startswith("torch_dynamo_resume_in_") and "_at_" in name:
+                name = name[len("torch_dynamo_resume_in_"):name.rindex("_at_")]
+            frames.append((t.f_code.co_filename, t.lineno, name, g))
         t = getattr(t, "parent", None)
     key = tuple((f[0], f[1], f[2], id(f[3])) for f in frames)
     index = _SITE_INDEX.get(key)
