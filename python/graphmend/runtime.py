@@ -39,6 +39,7 @@ __all__ = [  # noqa: F822
     "equal",
     "flush",
     "fmt",
+    "fmt_percent",
     "item",
     "log",
     "log_if",
@@ -113,6 +114,7 @@ def _compiling() -> bool:
 _S_TENSOR = object()  # (_S_TENSOR, detached clone, grad_fn name, requires_grad, parameter)
 _S_ITEM = object()  # (_S_ITEM, detached clone, conversion or None, site): t.item() / conv(t)
 _S_FMT = object()  # (_S_FMT, template, snapshotted values): template.format(*values)
+_S_PERCENT = object()  # (_S_PERCENT, template, snapshotted values): template % values
 
 # Values formatted after the graph as they were at the call: immutable, and
 # their str/repr/format read nothing that the program can change.
@@ -178,7 +180,9 @@ def _snap(value):
         return value
     if isinstance(value, (torch.Size, torch.dtype, torch.device)):
         return value
-    if type(value) is tuple and value and (value[0] is _S_ITEM or value[0] is _S_FMT):
+    if type(value) is tuple and value and (
+        value[0] is _S_ITEM or value[0] is _S_FMT or value[0] is _S_PERCENT
+    ):
         return value  # already snapshotted at the call (item() / fmt())
     if type(value) is list or type(value) is tuple:
         items = _snap_args(value)
@@ -369,6 +373,19 @@ def _fmt(template, *values):
     return template.format(*values)
 
 
+def _fmt_percent(template, values):
+    """``template % values`` (printf-style ``%`` formatting), as ``fmt``:
+    eagerly exactly that string; while tracing the values (one value or a
+    tuple) are snapshotted and the string is built when the action is
+    emitted, or at once when a value cannot be snapshotted."""
+    if _compiling():
+        snapped = _snap(values)
+        if snapped is not _NO:
+            return (_S_PERCENT, template, snapped)
+        return template % _now((values,))[0]
+    return template % values
+
+
 def _now(values):
     """Values as the original had them at the call (item()/fmt() snapshots
     of this call converted now, while tracing: the original's own path)."""
@@ -378,6 +395,10 @@ def _now(values):
             v = v[1].item() if v[2] is None else v[2](v[1])
         elif type(v) is tuple and v and v[0] is _S_FMT:
             v = v[1].format(*_now(v[2]))
+        elif type(v) is tuple and v and v[0] is _S_PERCENT:
+            v = v[1] % _now((v[2],))[0]
+        elif type(v) is tuple:
+            v = _now(v)
         out.append(v)
     return tuple(out)
 
@@ -641,6 +662,8 @@ def _restore(value):
             return _convert(*value[1:])
         if head is _S_FMT:
             return value[1].format(*_restore(value[2]))
+        if head is _S_PERCENT:
+            return value[1] % _restore(value[2])
         return tuple(_restore(v) for v in value)
     if kind is list:
         return [_restore(v) for v in value]
@@ -843,6 +866,7 @@ _PUBLIC = {
     "print_if": _print_if,
     "log_if": _log_if,
     "fmt": _fmt,
+    "fmt_percent": _fmt_percent,
     "item": _item,
     "warn_if": _warn_if,
     "trap_if": _trap_if,

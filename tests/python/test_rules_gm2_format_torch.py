@@ -310,6 +310,8 @@ def test_fmt_and_item_eagerly_are_the_expressions():
     assert rt.item(t, int) == 2 and rt.item(t, bool) is True
     assert rt.item(3.5, int) == 3  # not a tensor: the conversion itself
     assert rt.fmt("{:.1f} {!r} {}", rt.item(t), t, t) == f"{t.item():.1f} {t!r} {t}"
+    assert rt.fmt_percent("%.2f %s", (rt.item(t), t)) == "%.2f %s" % (t.item(), t)
+    assert rt.fmt_percent("%s", t) == "%s" % t
     with pytest.raises(RuntimeError) as want:
         torch.ones(2).item()
     with pytest.raises(RuntimeError) as got:

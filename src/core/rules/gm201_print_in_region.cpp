@@ -38,10 +38,11 @@ evaluated once, at the call, in the same order:
     print("loss", loss.item())     ->   _graphmend_rt.print("loss", _graphmend_rt.item(loss))
     print(f"n={int(n)} h={h!r}")   ->   _graphmend_rt.print(_graphmend_rt.fmt("n={} h={!r}", _graphmend_rt.item(n, int), h))
     print("{:.3f}".format(v))      ->   _graphmend_rt.print(_graphmend_rt.fmt("{:.3f}", v))
+    print("%.3f" % t.item())       ->   _graphmend_rt.print(_graphmend_rt.fmt_percent("%.3f", _graphmend_rt.item(t)))
 
 (`int`, `float`, `bool`, `complex` of a tensor, `.item()`, f-strings with
 conversions, format specs and `=`, `str.format` with positional
-arguments). The runtime converts and formats the snapshots after the graph:
+arguments, `%` with one value or a tuple). The runtime converts and formats the snapshots after the graph:
 the same Python numbers, the same text. A value it cannot snapshot exactly
 (an object whose `__str__`/`__format__` may read state that changes later)
 is formatted at the call, as before, and that call keeps its break.
@@ -49,8 +50,8 @@ is formatted at the call, as before, and that call keeps its break.
 ## When it declines
 Arguments are left as they are (the call is still deferred) when an
 f-string has a field in its format spec (`{x:{w}}`), `str.format` takes
-keywords or `*args`, or the read is inside an expression
-(`{loss.item() * 100:.1f}`, `"%.3f" % loss.item()`): Python needs the
+keywords or `*args`, `%` takes a mapping, or the read is inside an
+expression (`{loss.item() * 100:.1f}`, a nested f-string): Python needs the
 number at the call, so that call still breaks.
 
 The fix is declined when:

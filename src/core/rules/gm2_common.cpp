@@ -231,6 +231,40 @@ std::optional<std::string> format_call_text(const lint::RuleContext& ctx, NodeId
   return out + ")";
 }
 
+// `"..." % v` / `"..." % (a, b)`: the values as `fmt_percent` receives them.
+std::optional<std::string> percent_text(const lint::RuleContext& ctx, NodeId binop) {
+  const auto& tree = ctx.tree();
+  if (tree.kind(binop) != NodeKind::BinOp ||
+      static_cast<NodeKind>(tree.field(binop, GM_F(BinOp, op)).a) != NodeKind::Mod)
+    return std::nullopt;
+  const NodeId left = tree.child(binop, GM_F(BinOp, left));
+  const NodeId right = tree.child(binop, GM_F(BinOp, right));
+  if (!str_value(tree, left)) return std::nullopt;
+  bool reads = false;
+  std::string values;
+  if (tree.kind(right) == NodeKind::Tuple) {
+    const auto elts = tree.children(right, GM_F(Tuple, elts));
+    if (elts.empty()) return std::nullopt;
+    values = "(";
+    for (std::size_t i = 0; i < elts.size(); ++i) {
+      if (tree.kind(elts[i]) == NodeKind::Starred) return std::nullopt;
+      auto v = value_text(ctx, elts[i], reads);
+      if (!v) return std::nullopt;
+      values += (i ? ", " : "") + *v;
+    }
+    values += elts.size() == 1 ? ",)" : ")";
+  } else if (tree.kind(right) == NodeKind::Dict) {
+    return std::nullopt;  // `%(name)s`: left as written
+  } else {
+    auto v = value_text(ctx, right, reads);
+    if (!v) return std::nullopt;
+    values = std::move(*v);
+  }
+  if (!reads) return std::nullopt;
+  return std::string(kRuntimeAlias) + ".fmt_percent(" + std::string(ctx.text_of(left)) + ", " +
+         values + ")";
+}
+
 }  // namespace
 
 std::optional<edits::Edit> defer_reads(const lint::RuleContext& ctx, NodeId arg,
@@ -239,6 +273,8 @@ std::optional<edits::Edit> defer_reads(const lint::RuleContext& ctx, NodeId arg,
   std::optional<std::string> text;
   if (tree.kind(arg) == NodeKind::JoinedStr) {
     text = fstring_text(ctx, arg, why_not);
+  } else if (tree.kind(arg) == NodeKind::BinOp) {
+    text = percent_text(ctx, arg);
   } else if (tree.kind(arg) == NodeKind::Call) {
     if (auto t = item_text(ctx, arg); !t.empty())
       text = std::move(t);

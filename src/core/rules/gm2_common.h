@@ -49,6 +49,7 @@ bool is_falsy_literal(const lint::RuleContext& ctx, ast::NodeId value);
 //   int(t) / float(t) / bool(t) -> _graphmend_rt.item(t, int) / ...
 //   f"a={t.item():.3f} {h!r}"   -> _graphmend_rt.fmt("a={:.3f} {!r}", _graphmend_rt.item(t), h)
 //   "a={} {}".format(t, n)      -> _graphmend_rt.fmt("a={} {}", t, n)
+//   "a=%.3f" % t.item()         -> _graphmend_rt.fmt_percent("a=%.3f", _graphmend_rt.item(t))
 // Every expression is still evaluated once, at the call, in the original
 // order. nullopt when `arg` is none of these forms, or nothing in it could
 // be a tensor. An f-string with a field in its format spec (`{x:{w}}`) is
