@@ -9,7 +9,9 @@ Two families, documented precisely in ``docs/runtime.md``:
 
 * deferred side effects ([Defer]): ``print``, ``log``, ``warn``, and their
   conditional forms ``print_if``, ``log_if``, ``warn_if`` (``if cond: ...``
-  with ``cond`` a tensor, decided after the graph);
+  with ``cond`` a tensor, decided after the graph); ``fmt`` and ``item`` for
+  arguments that read tensor data (f-strings, ``str.format``, ``t.item()``,
+  ``float(t)``), converted and formatted after the graph;
 * traps ([Trap]): ``trap_if``, ``trap_unless`` and the ``equal`` /
   ``same_shape`` helpers for ``torch.equal`` guards;
 * predication ([Where]): ``where``, the data-dependent ``if`` as one select.
@@ -17,7 +19,7 @@ Two families, documented precisely in ``docs/runtime.md``:
 Outside compilation every function does exactly what the original statement
 did, immediately.  While TorchDynamo traces a function, the call is instead
 recorded in a module-level queue (arguments snapshotted: tensors cloned in the
-graph) and one marker attribute of this module is assigned.  Dynamo replays both
+graph, with what their repr shows) and one marker attribute of this module is assigned.  Dynamo replays both
 mutations after the graph; the marker assignment runs this module's
 ``__setattr__``, which drains the queue in order, outside Dynamo.  This works
 from inlined frames (helper functions, submodules' ``forward``), keeps one graph
@@ -36,6 +38,9 @@ import types as _types
 __all__ = [  # noqa: F822
     "equal",
     "flush",
+    "fmt",
+    "fmt_percent",
+    "item",
     "log",
     "log_if",
     "pending",
@@ -57,6 +62,12 @@ API_VERSION = 1
 # by ``_RuntimeModule.__setattr__``.  Each item is a tuple whose first element
 # is one of the ``_K_*`` kinds.  Eager calls never put anything here.
 _QUEUE: list = []
+
+# Call sites of deferred warnings and log records, recorded at trace time:
+# _SITES[i] is a tuple of (filename, line, function, module globals), the
+# innermost user frame first; queued actions carry the index.
+_SITES: list = []
+_SITE_INDEX: dict = {}
 
 _K_PRINT = "print"
 _K_LOG = "log"
@@ -85,6 +96,7 @@ _STDLIB_LOG_METHODS = frozenset(
 
 _armed = False
 _drain_outside_dynamo = None  # set by _arm(): _drain wrapped by torch._dynamo.disable
+_comptime = None  # set by _arm(): torch._dynamo.comptime.comptime
 
 
 # ---------------------------------------------------------------------------
@@ -97,22 +109,143 @@ def _compiling() -> bool:
     return torch is not None and torch.compiler.is_compiling()
 
 
+# Markers of snapshotted values inside queued actions (first element of a
+# tuple; private objects, so no user tuple can start with them).
+_S_TENSOR = object()  # (_S_TENSOR, detached clone, grad_fn name, requires_grad, parameter)
+_S_ITEM = object()  # (_S_ITEM, detached clone, conversion or None, site): t.item() / conv(t)
+_S_FMT = object()  # (_S_FMT, template, snapshotted values): template.format(*values)
+_S_PERCENT = object()  # (_S_PERCENT, template, snapshotted values): template % values
+
+# Values formatted after the graph as they were at the call: immutable, and
+# their str/repr/format read nothing that the program can change.
+_IMMUTABLE = (str, int, float, complex, bool, bytes, type(None), type(Ellipsis), range)
+
+_UNKNOWN = "<graphmend: unknown>"
+
+
+# Returned by the snapshot helpers while tracing when a value cannot be
+# snapshotted exactly; the call then runs at once, where the original ran it.
+_NO = object()
+
+
+def _ct_grad_fn_name(ctx):  # pragma: no cover - runs inside Dynamo only
+    # comptime: runs while Dynamo traces _tensor_meta; sets its local
+    # ``name`` to the type name of the traced tensor's grad_fn (the fake
+    # tensor's autograd node is the one eager autograd builds: same op).
+    from torch._dynamo.variables import ConstantVariable
+
+    tx = ctx._i_will_not_complain_if_bc_breaks_InstructionTranslator()
+    fake = tx.symbolic_locals["t"].as_proxy().node.meta["example_value"]
+    node = fake.grad_fn
+    name = None
+    if node is not None:
+        name = type(node).__name__
+        if name == "CppFunction":
+            name = node.name().rsplit("::", 1)[-1]
+    tx.symbolic_locals["name"] = ConstantVariable.create(name)
+
+
+def _tensor_meta(t):
+    """(grad_fn name or None, requires_grad, is a Parameter) of ``t`` at the
+    call, read at trace time; _NO when its repr cannot be rebuilt."""
+    torch = _sys.modules["torch"]
+    kind = type(t)
+    if kind is not torch.Tensor and kind is not torch.nn.Parameter:
+        return _NO
+    if t.is_sparse or t.is_quantized or t.is_nested or t.layout != torch.strided:
+        return _NO
+    requires_grad = t.requires_grad
+    name = None
+    if requires_grad:
+        comptime = _comptime
+        if comptime is None:
+            return _NO
+        name = _UNKNOWN
+        comptime(_ct_grad_fn_name)
+        if name == _UNKNOWN:
+            return _NO
+    return name, requires_grad, kind is torch.nn.Parameter
+
+
 def _snap(value):
-    """Snapshot one argument at the call site (traced: the clone is in the graph)."""
+    """Snapshot one argument at the call site (traced: the clone is in the
+    graph), or _NO when it cannot be snapshotted exactly."""
     torch = _sys.modules["torch"]
     if isinstance(value, torch.Tensor):
-        return value.clone()
-    if isinstance(value, list):
-        return [_snap(v) for v in value]
-    if isinstance(value, tuple) and type(value) is tuple:
-        return tuple(_snap(v) for v in value)
-    if isinstance(value, dict) and type(value) is dict:
-        return {k: _snap(v) for k, v in value.items()}
-    return value
+        meta = _tensor_meta(value)
+        if meta is _NO:
+            return _NO
+        return (_S_TENSOR, value.detach().clone(), meta[0], meta[1], meta[2])
+    if isinstance(value, _IMMUTABLE):
+        return value
+    if isinstance(value, (torch.Size, torch.dtype, torch.device)):
+        return value
+    if type(value) is tuple and value and (
+        value[0] is _S_ITEM or value[0] is _S_FMT or value[0] is _S_PERCENT
+    ):
+        return value  # already snapshotted at the call (item() / fmt())
+    if type(value) is list or type(value) is tuple:
+        items = _snap_args(value)
+        if items is _NO:
+            return _NO
+        return list(items) if type(value) is list else items
+    if type(value) is dict:
+        keys = _snap_args(tuple(value.keys()))
+        vals = _snap_args(tuple(value.values()))
+        if keys is _NO or vals is _NO:
+            return _NO
+        return dict(zip(keys, vals))
+    # Any other object may print state that changes after the call.
+    return _NO
 
 
 def _snap_args(args):
-    return tuple(_snap(a) for a in args)
+    out = []
+    for a in args:
+        v = _snap(a)
+        if v is _NO:
+            return _NO
+        out.append(v)
+    return tuple(out)
+
+
+def _ct_site(ctx):  # pragma: no cover - runs inside Dynamo only
+    # comptime: runs while Dynamo traces _call_site; sets its local ``site``
+    # to a key of _SITES describing the frames that called the runtime (the
+    # innermost user frame first), as (filename, line, function, globals).
+    from torch._dynamo.variables import ConstantVariable
+
+    tx = ctx._i_will_not_complain_if_bc_breaks_InstructionTranslator()
+    frames = []
+    t = tx
+    while t is not None:
+        g = t.f_globals
+        if g.get("__name__") != __name__:
+            name = t.f_code.co_name
+            # The frame Dynamo resumes after an (un-mended) graph break runs
+            # a copy of the function named torch_dynamo_resume_in_<name>_at_<line>.
+            if name.startswith("torch_dynamo_resume_in_") and "_at_" in name:
+                name = name[len("torch_dynamo_resume_in_"):name.rindex("_at_")]
+            frames.append((t.f_code.co_filename, t.lineno, name, g))
+        t = getattr(t, "parent", None)
+    key = tuple((f[0], f[1], f[2], id(f[3])) for f in frames)
+    index = _SITE_INDEX.get(key)
+    if index is None:
+        index = len(_SITES)
+        _SITES.append(tuple(frames))
+        _SITE_INDEX[key] = index
+    tx.symbolic_locals["site"] = ConstantVariable.create(index)
+
+
+def _call_site():
+    """While tracing: a key of _SITES for the user frames of this call
+    (innermost first), or None when it cannot be known."""
+    comptime = _comptime
+    if comptime is None:
+        return None
+    site = None
+    comptime(_ct_site)
+    return site
 
 
 def _mark():
@@ -130,12 +263,22 @@ def _mark():
 def _print(*args, **kwargs):
     """``print(*args, **kwargs)``, deferred to after the graph when compiled."""
     if _compiling():
-        _QUEUE.append((_K_PRINT, _snap_args(args), kwargs))
-        _mark()
-        return None
+        action = _print_action(args, kwargs)
+        if action is not _NO:
+            _QUEUE.append(action)
+            _mark()
+            return None
+        return _builtins.print(*_now(args), **kwargs)
     if _QUEUE:
         _drain()
     return _builtins.print(*args, **kwargs)
+
+
+def _print_action(args, kwargs):
+    snapped = _snap_args(args)
+    if snapped is _NO:
+        return _NO
+    return (_K_PRINT, snapped, kwargs)
 
 
 def _log(logger, method, *args, **kwargs):
@@ -145,23 +288,119 @@ def _log(logger, method, *args, **kwargs):
     ``"log"`` (then ``args[0]`` is the level), ``"warning_once"``, ...
     """
     if _compiling():
-        _QUEUE.append((_K_LOG, logger, method, _snap_args(args), _snap(kwargs)))
-        _mark()
-        return None
+        action = _log_action(logger, method, args, kwargs)
+        if action is not _NO:
+            _QUEUE.append(action)
+            _mark()
+            return None
+        return _call_logger(logger, method, _now(args), kwargs)
     if _QUEUE:
         _drain()
     return _call_logger(logger, method, args, kwargs)
 
 
+def _log_action(logger, method, args, kwargs):
+    snapped = _snap_args(args)
+    snapped_kwargs = _snap(kwargs)
+    if snapped is _NO or snapped_kwargs is _NO:
+        return _NO
+    return (_K_LOG, logger, method, snapped, snapped_kwargs, _call_site())
+
+
 def _warn(message, category=None, stacklevel=1, source=None):
     """``warnings.warn(message, category, stacklevel, source)``, deferred when compiled."""
     if _compiling():
-        _QUEUE.append((_K_WARN, _snap(message), category, stacklevel, source))
-        _mark()
-        return None
+        action = _warn_action(message, category, stacklevel, source)
+        if action is not _NO:
+            _QUEUE.append(action)
+            _mark()
+            return None
+        return _call_warn(_now((message,))[0], category, stacklevel, source)
     if _QUEUE:
         _drain()
     return _call_warn(message, category, stacklevel, source)
+
+
+def _warn_action(message, category, stacklevel, source):
+    snapped = _snap(message)
+    if snapped is _NO:
+        return _NO
+    return (_K_WARN, snapped, category, stacklevel, source, _call_site())
+
+
+# ---------------------------------------------------------------------------
+# public API: values read from tensors, formatted after the graph
+
+
+def _item(t, convert=None):
+    """``t.item()`` (``convert`` None) or ``convert(t)`` (``int``, ``float``,
+    ``bool``, ``complex``) of a tensor that is only formatted: an argument of
+    ``print``/``log``/``warn``/``fmt``.
+
+    Eagerly: exactly that value.  While tracing, a one-element tensor is
+    snapshotted (a detached clone, in the graph) and converted when the
+    action is emitted, to the same Python number; anything else is converted
+    at once, as the original did (Dynamo breaks there as before).
+    """
+    if _compiling():
+        torch = _sys.modules["torch"]
+        if isinstance(t, torch.Tensor) and t.numel() == 1 and not t.is_sparse:
+            # torch warns when some conversions see requires_grad=True
+            # (float(t)); the conversion after the graph replays that warning
+            # at this call's site.
+            site = _call_site() if t.requires_grad else None
+            return (_S_ITEM, t.detach().clone(), convert, site)
+    if convert is None:
+        return t.item()
+    return convert(t)
+
+
+def _fmt(template, *values):
+    """``template.format(*values)`` (an f-string or a ``str.format`` call
+    with positional fields).
+
+    Eagerly: exactly that string.  While tracing, the values are snapshotted
+    and the string is built when the action is emitted: the same text, as the
+    values were at the call.  A value that cannot be snapshotted exactly
+    (an object whose ``__format__`` may read state that changes later) makes
+    the string be built at once, as the original did.
+    """
+    if _compiling():
+        snapped = _snap_args(values)
+        if snapped is not _NO:
+            return (_S_FMT, template, snapped)
+        return template.format(*_now(values))
+    return template.format(*values)
+
+
+def _fmt_percent(template, values):
+    """``template % values`` (printf-style ``%`` formatting), as ``fmt``:
+    eagerly exactly that string; while tracing the values (one value or a
+    tuple) are snapshotted and the string is built when the action is
+    emitted, or at once when a value cannot be snapshotted."""
+    if _compiling():
+        snapped = _snap(values)
+        if snapped is not _NO:
+            return (_S_PERCENT, template, snapped)
+        return template % _now((values,))[0]
+    return template % values
+
+
+def _now(values):
+    """Values as the original had them at the call (item()/fmt() snapshots
+    of this call converted now, while tracing: the original's own path)."""
+    out = []
+    for v in values:
+        if type(v) is tuple and v and v[0] is _S_ITEM:
+            v = v[1].item() if v[2] is None else v[2](v[1])
+        elif type(v) is tuple and v and v[0] is _S_FMT:
+            v = v[1].format(*_now(v[2]))
+        elif type(v) is tuple and v and v[0] is _S_PERCENT:
+            v = v[1] % _now((v[2],))[0]
+        elif type(v) is tuple:
+            v = _now(v)
+        out.append(v)
+    return tuple(out)
 
 
 # ---------------------------------------------------------------------------
@@ -178,9 +417,11 @@ def _when(cond, emit_now, action):
     """
     torch = _sys.modules["torch"]
     if isinstance(cond, torch.Tensor) and cond.numel() == 1:
-        _QUEUE.append((_K_WHEN, _snap(cond), action()))
-        _mark()
-        return None
+        queued = action()
+        if queued is not _NO:
+            _QUEUE.append((_K_WHEN, cond.detach().clone(), queued))
+            _mark()
+            return None
     if cond:
         return emit_now()
     return None
@@ -191,7 +432,7 @@ def _print_if(cond, *args, **kwargs):
     graph when compiled."""
     if _compiling():
         return _when(cond, lambda: _print(*args, **kwargs),
-                     lambda: (_K_PRINT, _snap_args(args), kwargs))
+                     lambda: _print_action(args, kwargs))
     if _QUEUE:
         _drain()
     if cond:
@@ -204,7 +445,7 @@ def _log_if(cond, logger, method, *args, **kwargs):
     when compiled."""
     if _compiling():
         return _when(cond, lambda: _log(logger, method, *args, **kwargs),
-                     lambda: (_K_LOG, logger, method, _snap_args(args), _snap(kwargs)))
+                     lambda: _log_action(logger, method, args, kwargs))
     if _QUEUE:
         _drain()
     if cond:
@@ -217,7 +458,7 @@ def _warn_if(cond, message, category=None, stacklevel=1, source=None):
     decided after the graph when compiled."""
     if _compiling():
         return _when(cond, lambda: _warn(message, category, stacklevel, source),
-                     lambda: (_K_WARN, _snap(message), category, stacklevel, source))
+                     lambda: _warn_action(message, category, stacklevel, source))
     if _QUEUE:
         _drain()
     if cond:
@@ -243,7 +484,10 @@ def _trap_if(fail, exc_type, *exc_args):
             # the original did.  Dynamo breaks the graph at this raise; what was
             # deferred before it is flushed first.
             raise exc_type(*exc_args)
-        _QUEUE.append((_K_TRAP, _snap(fail), exc_type, exc_args))
+        torch = _sys.modules["torch"]
+        if isinstance(fail, torch.Tensor):
+            fail = fail.detach().clone()
+        _QUEUE.append((_K_TRAP, fail, exc_type, exc_args))
         _mark()
         return
     if _QUEUE:
@@ -366,13 +610,111 @@ def _levels_to_user(frame) -> int:
     return n - 1
 
 
-def _call_logger(logger, method, args, kwargs):
+_NAMED_GRAD_FNS: dict = {}
+
+
+def _with_grad_fn(t, name):
+    """``t`` (a detached snapshot) with a grad_fn whose type is named ``name``
+    (the original tensor's), so that torch's own repr prints it as the
+    original: ``tensor(..., grad_fn=<AddmmBackward0>)``.  The node is not
+    connected to any graph; its backward passes the gradient through."""
+    import torch
+    from torch.autograd.function import BackwardCFunction
+
+    fn = _NAMED_GRAD_FNS.get(name)
+    if fn is None:
+
+        class _Named(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.view_as(x)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        # Function.apply instantiates ``_backward_cls`` as the output's grad_fn.
+        _Named._backward_cls = type(name, (BackwardCFunction,), {"_forward_cls": _Named})
+        fn = _NAMED_GRAD_FNS[name] = _Named
+    with torch.enable_grad():
+        return fn.apply(t.requires_grad_())
+
+
+def _restore(value):
+    """The value a queued action formats: snapshots turned back into what the
+    original call received (tensors that print as the original did, the
+    numbers ``.item()`` gave, the strings ``format`` built)."""
+    kind = type(value)
+    if kind is tuple and value:
+        head = value[0]
+        if head is _S_TENSOR:
+            _, t, name, requires_grad, param = value
+            if name is not None:
+                return _with_grad_fn(t, name)
+            if param:
+                import torch
+
+                return torch.nn.Parameter(t, requires_grad=requires_grad)
+            if requires_grad:
+                return t.requires_grad_()
+            return t
+        if head is _S_ITEM:
+            return _convert(*value[1:])
+        if head is _S_FMT:
+            return value[1].format(*_restore(value[2]))
+        if head is _S_PERCENT:
+            return value[1] % _restore(value[2])
+        return tuple(_restore(v) for v in value)
+    if kind is list:
+        return [_restore(v) for v in value]
+    if kind is dict:
+        return {k: _restore(v) for k, v in value.items()}
+    return value
+
+
+_AT_SITE_CODE: dict = {}
+
+
+def _convert(t, convert, site):
+    """``t.item()`` / ``convert(t)`` of a snapshot.  ``site`` is set when the
+    original tensor required grad: torch then warns about some conversions
+    (``float(t)``: "Converting a tensor with requires_grad=True to a scalar",
+    once per process), attributing the warning to the converting frame.  The
+    conversion runs on a tensor that requires grad, in a frame with the
+    original call's filename, line and module globals, so that warning (its
+    text, location, registry and filters) is the original's.  No filter is
+    touched (that would reset every module's once-per-location registry)."""
+    if site is None:
+        return t.item() if convert is None else convert(t)
+    filename, lineno, _, module_globals = _SITES[site][0]
+    key = (filename, lineno, convert is None)
+    code = _AT_SITE_CODE.get(key)
+    if code is None:
+        expr = "_t.item()" if convert is None else "_c(_t)"
+        code = _AT_SITE_CODE[key] = compile("\n" * (lineno - 1) + expr, filename, "eval")
+    return eval(code, module_globals, {"_t": t.requires_grad_(), "_c": convert})  # noqa: S307
+
+
+def _site_frame(site, stacklevel):
+    """(filename, line, function, globals) of the frame ``stacklevel`` levels
+    up from the recorded call site, or (None, levels above the compiled root)
+    when that frame is outside the traced frames."""
+    frames = _SITES[site]
+    level = max(int(stacklevel), 1)
+    if level <= len(frames):
+        return frames[level - 1], 0
+    return None, level - len(frames)
+
+
+def _call_logger(logger, method, args, kwargs, site=None):
     import logging
 
     fn = getattr(logger, method)
     if method in _STDLIB_LOG_METHODS and isinstance(
         logger, (logging.Logger, logging.LoggerAdapter)
     ):
+        if site is not None and _log_at(logger, method, args, kwargs, site):
+            return None
         # logging's findCaller skips its own frames, then counts ``stacklevel``
         # others (3.11+ semantics); make our frames invisible.
         extra = _levels_to_user(_sys._getframe(0))
@@ -381,22 +723,102 @@ def _call_logger(logger, method, args, kwargs):
     return fn(*args, **kwargs)
 
 
-def _call_warn(message, category, stacklevel, source):
+_METHOD_LEVELS = {
+    "debug": "DEBUG",
+    "info": "INFO",
+    "warning": "WARNING",
+    "error": "ERROR",
+    "critical": "CRITICAL",
+    "fatal": "CRITICAL",
+}
+
+
+def _log_at(logger, method, args, kwargs, site) -> bool:
+    """Emit a deferred record of a plain ``logging.Logger`` as the original
+    call did (``Logger._log``), with the call site recorded at trace time as
+    its pathname, lineno and funcName.  False when the logger's class changes
+    how records are made (then the caller uses ``stacklevel``)."""
+    import logging
+
+    cls = type(logger)
+    if not isinstance(logger, logging.Logger) or cls.findCaller is not logging.Logger.findCaller:
+        return False
+    if cls._log is not logging.Logger._log or getattr(cls, method) is not getattr(
+        logging.Logger, method
+    ):
+        return False
+    if kwargs.get("exc_info") or kwargs.get("stack_info"):
+        return False
+    if method == "log":
+        if not args:
+            return False
+        level, args = args[0], args[1:]
+        if not isinstance(level, int):
+            return False  # Logger.log raises (or not) by raiseExceptions
+    elif method in _METHOD_LEVELS:
+        level = getattr(logging, _METHOD_LEVELS[method])
+    else:
+        return False  # "warn": also issues a DeprecationWarning; keep the real call
+    if not args:
+        return False
+    frame, above = _site_frame(site, kwargs.get("stacklevel", 1))
+    if frame is None:
+        return False
+    if not logger.isEnabledFor(level):
+        return True
+    msg, margs = args[0], args[1:]
+    record = logger.makeRecord(
+        logger.name, level, frame[0], frame[1], msg, margs, None, frame[2],
+        kwargs.get("extra"), None,
+    )
+    logger.handle(record)
+    return True
+
+
+def _call_warn(message, category, stacklevel, source, site=None):
     import warnings
 
+    if site is not None:
+        frame, above = _site_frame(site, stacklevel)
+        if frame is not None:
+            _warn_at(message, category, source, frame)
+            return None
+        stacklevel = above + 1
     # warn's stacklevel=1 is this frame; make all our frames invisible.
     extra = _levels_to_user(_sys._getframe(0))
     return warnings.warn(message, category, stacklevel + extra, source)
 
 
+def _warn_at(message, category, source, frame):
+    """``warnings.warn`` as issued from ``frame`` (filename, line, function,
+    globals): the same category defaulting, registry (the module's
+    ``__warningregistry__``), module name and filters."""
+    import warnings
+
+    if isinstance(message, Warning):
+        category = message.__class__
+    if category is None:
+        category = UserWarning
+    if not (isinstance(category, type) and issubclass(category, Warning)):
+        raise TypeError(
+            "category must be a Warning subclass, not '{:s}'".format(type(category).__name__)
+        )
+    filename, lineno, _, module_globals = frame
+    registry = module_globals.setdefault("__warningregistry__", {})
+    module = module_globals.get("__name__", "<string>")
+    warnings.warn_explicit(
+        message, category, filename, lineno, module, registry, module_globals, source
+    )
+
+
 def _emit(item):
     kind = item[0]
     if kind == _K_PRINT:
-        _builtins.print(*item[1], **item[2])
+        _builtins.print(*_restore(item[1]), **item[2])
     elif kind == _K_LOG:
-        _call_logger(item[1], item[2], item[3], item[4])
+        _call_logger(item[1], item[2], _restore(item[3]), _restore(item[4]), item[5])
     elif kind == _K_WARN:
-        _call_warn(item[1], item[2], item[3], item[4])
+        _call_warn(_restore(item[1]), item[2], item[3], item[4], item[5])
     elif kind == _K_WHEN:
         if item[1]:
             _emit(item[2])
@@ -443,6 +865,9 @@ _PUBLIC = {
     "warn": _warn,
     "print_if": _print_if,
     "log_if": _log_if,
+    "fmt": _fmt,
+    "fmt_percent": _fmt_percent,
+    "item": _item,
     "warn_if": _warn_if,
     "trap_if": _trap_if,
     "trap_unless": _trap_unless,
@@ -463,7 +888,7 @@ def _arm() -> bool:
     Without this, Dynamo would compile those frames when the replay runs and
     count graph breaks inside them.
     """
-    global _armed, _drain_outside_dynamo
+    global _armed, _drain_outside_dynamo, _comptime
     if _armed:
         return True
     dynamo = _sys.modules.get("torch._dynamo")
@@ -473,6 +898,9 @@ def _arm() -> bool:
         from torch._dynamo.eval_frame import skip_code
 
         skip_code(_RuntimeModule.__setattr__.__code__)
+        from torch._dynamo.comptime import comptime
+
+        _comptime = comptime
         _drain_outside_dynamo = dynamo.disable(
             _drain_impl, reason="graphmend.runtime emission"
         )

@@ -27,10 +27,34 @@ Only the callee changes, and the runtime import is added once:
     import graphmend.runtime as _graphmend_rt
 
 `_graphmend_rt.print` prints immediately when run eagerly; while Dynamo
-traces it records the call (tensor arguments cloned at the call) and prints
-after the graph, in call order (docs/runtime.md). Starred arguments are kept.
+traces it records the call (tensor arguments snapshotted at the call) and
+prints after the graph, in call order, the same text (a tensor's repr keeps
+its `grad_fn=<...>`, `requires_grad=True`, `Parameter containing:`;
+docs/runtime.md). Starred arguments are kept.
+
+Arguments that read tensor data are deferred too, each expression still
+evaluated once, at the call, in the same order:
+
+    print("loss", loss.item())     ->   _graphmend_rt.print("loss", _graphmend_rt.item(loss))
+    print(f"n={int(n)} h={h!r}")   ->   _graphmend_rt.print(_graphmend_rt.fmt("n={} h={!r}", _graphmend_rt.item(n, int), h))
+    print("{:.3f}".format(v))      ->   _graphmend_rt.print(_graphmend_rt.fmt("{:.3f}", v))
+    print("%.3f" % t.item())       ->   _graphmend_rt.print(_graphmend_rt.fmt_percent("%.3f", _graphmend_rt.item(t)))
+
+(`int`, `float`, `bool`, `complex` of a tensor, `.item()`, f-strings with
+conversions, format specs and `=`, `str.format` with positional
+arguments, `%` with one value or a tuple). The runtime converts and formats the snapshots after the graph:
+the same Python numbers, the same text. A value it cannot snapshot exactly
+(an object whose `__str__`/`__format__` may read state that changes later)
+is formatted at the call, as before, and that call keeps its break.
 
 ## When it declines
+Arguments are left as they are (the call is still deferred) when an
+f-string has a field in its format spec (`{x:{w}}`), `str.format` takes
+keywords or `*args`, `%` takes a mapping, or the read is inside an
+expression (`{loss.item() * 100:.1f}`, a nested f-string): Python needs the
+number at the call, so that call still breaks.
+
+The fix is declined when:
 - `file=` is neither `sys.stdout` nor `sys.stderr`: under compilation the
   stream must be an object Dynamo can reconstruct from a source; an arbitrary
   stream (a local `io.StringIO`, an open file) is not proven to be one.
@@ -88,9 +112,11 @@ class PrintInRegion final : public lint::Rule {
           return;
         }
       }
-      gm2::attach_fix(ctx, d, "Defer `print` with `_graphmend_rt.print`",
-                      {edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
-                                            std::string(gm2::kRuntimeAlias) + ".print")});
+      std::vector<edits::Edit> edits{edits::Edit::replace(
+          tree.at(func).begin, tree.at(func).end, std::string(gm2::kRuntimeAlias) + ".print")};
+      for (NodeId a : tree.children(call, GM_F(Call, args)))
+        if (auto e = gm2::defer_reads(ctx, a)) edits.push_back(std::move(*e));
+      gm2::attach_fix(ctx, d, "Defer `print` with `_graphmend_rt.print`", std::move(edits));
     });
   }
 };

@@ -39,7 +39,14 @@ added once:
 
 Eagerly the runtime calls the same method at once (with `stacklevel` offset
 so records name the original call site); under compilation it records the
-call and emits it after the graph, in order (docs/runtime.md).
+call and emits it after the graph, in order, as a record with the original
+call's pathname, lineno and funcName (docs/runtime.md).
+
+The message and its %-arguments that read tensor data are deferred as in
+GM201: `logger.info("loss %.3f", loss.item())` ->
+`_graphmend_rt.log(logger, "info", "loss %.3f", _graphmend_rt.item(loss))`
+(the record's `args` hold the same number), f-strings and `str.format`
+become `_graphmend_rt.fmt(...)`, a tensor argument prints as the original.
 
 ## When it declines
 - `exception(...)`, or `exc_info=` / `stack_info=` that is not literally
@@ -160,11 +167,16 @@ class LoggerInRegion final : public lint::Rule {
         const char next = ctx.text()[*paren + 1];
         if (next != ' ' && next != '\t' && next != '\r' && next != '\n') head += " ";
       }
-      gm2::attach_fix(
-          ctx, d, "Defer the logging call with `_graphmend_rt.log`",
-          {edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
-                                std::string(gm2::kRuntimeAlias) + ".log"),
-           edits::Edit::insert(*paren + 1, std::move(head))});
+      std::vector<edits::Edit> edits{
+          edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
+                               std::string(gm2::kRuntimeAlias) + ".log"),
+          edits::Edit::insert(*paren + 1, std::move(head))};
+      const auto args = tree.children(call, GM_F(Call, args));
+      // The message and its %-arguments (after `log`'s level).
+      for (std::size_t i = method == "log" ? 1 : 0; i < args.size(); ++i)
+        if (auto e = gm2::defer_reads(ctx, args[i])) edits.push_back(std::move(*e));
+      gm2::attach_fix(ctx, d, "Defer the logging call with `_graphmend_rt.log`",
+                      std::move(edits));
     });
   }
 };

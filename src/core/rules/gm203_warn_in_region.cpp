@@ -29,7 +29,13 @@ Only the callee changes, and the runtime import is added once:
 
 Eagerly the runtime warns at once with the same filename, line, registry and
 filter decision; under compilation it records the warning and issues it
-after the graph, in order (docs/runtime.md lists how filters act then).
+after the graph, in order, with `warnings.warn_explicit` and the filename,
+line, module and registry of the frame `stacklevel` names (recorded at trace
+time), so filters and "once per location" act as before (docs/runtime.md).
+
+A message that reads tensor data is deferred as in GM201:
+`warnings.warn(f"loss is {loss.item():.3f}")` ->
+`_graphmend_rt.warn(_graphmend_rt.fmt("loss is {:.3f}", _graphmend_rt.item(loss)))`.
 
 ## When it declines
 - A keyword other than `message`, `category`, `stacklevel`, `source`
@@ -92,9 +98,16 @@ class WarnInRegion final : public lint::Rule {
           return;
         }
       }
-      gm2::attach_fix(ctx, d, "Defer the warning with `_graphmend_rt.warn`",
-                      {edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
-                                            std::string(gm2::kRuntimeAlias) + ".warn")});
+      std::vector<edits::Edit> edits{edits::Edit::replace(
+          tree.at(func).begin, tree.at(func).end, std::string(gm2::kRuntimeAlias) + ".warn")};
+      NodeId message;
+      if (const auto args = tree.children(call, GM_F(Call, args)); !args.empty())
+        message = args[0];
+      else if (NodeId k = gm2::keyword(tree, call, "message"))
+        message = tree.child(k, GM_F(keyword, value));
+      if (message)
+        if (auto e = gm2::defer_reads(ctx, message)) edits.push_back(std::move(*e));
+      gm2::attach_fix(ctx, d, "Defer the warning with `_graphmend_rt.warn`", std::move(edits));
     });
   }
 };

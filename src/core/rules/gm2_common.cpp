@@ -2,6 +2,7 @@
 
 #include "edits/helpers.h"
 #include "edits/tree_query.h"
+#include "rules/gm1_common.h"
 
 namespace gm::rules::gm2 {
 
@@ -76,6 +77,212 @@ bool is_falsy_literal(const lint::RuleContext& ctx, NodeId value) {
   if (ctx.tree().kind(value) != NodeKind::Constant) return false;
   const auto t = ctx.text_of(value);
   return t == "False" || t == "None" || t == "0";
+}
+
+namespace {
+
+constexpr std::string_view kConversions[] = {"int", "float", "bool", "complex"};
+
+// `t.item()` or `int(t)`-like: the runtime call text, else empty.
+std::string item_text(const lint::RuleContext& ctx, NodeId e) {
+  const auto& tree = ctx.tree();
+  if (tree.kind(e) != NodeKind::Call || !tree.children(e, GM_F(Call, keywords)).empty())
+    return {};
+  const auto args = tree.children(e, GM_F(Call, args));
+  const NodeId func = tree.child(e, GM_F(Call, func));
+  const std::string rt(kRuntimeAlias);
+  if (tree.kind(func) == NodeKind::Attribute && args.empty() &&
+      tree.text(tree.field(func, GM_F(Attribute, attr))) == "item") {
+    const NodeId recv = tree.child(func, GM_F(Attribute, value));
+    if (ctx.model()->fact(recv).kind == sema::TensorKind::NotTensor) return {};
+    return rt + ".item(" + std::string(ctx.text_of(recv)) + ")";
+  }
+  if (tree.kind(func) == NodeKind::Name && args.size() == 1 &&
+      tree.kind(args[0]) != NodeKind::Starred) {
+    const auto q = ctx.model()->qualified_name(func);
+    if (!q || !q->starts_with("builtins.")) return {};
+    const std::string_view conv = std::string_view(*q).substr(9);
+    for (std::string_view c : kConversions) {
+      if (c != conv) continue;
+      // `float(width)` of a Python number stays as written.
+      if (!gm1::tensor_evidence(ctx, args[0])) return {};
+      // The callee's own text (it is the builtin): `float` stays `float`.
+      return rt + ".item(" + std::string(ctx.text_of(args[0])) + ", " +
+             std::string(ctx.text_of(func)) + ")";
+    }
+  }
+  return {};
+}
+
+// Whether a tensor read (`.item()`, `float(t)`, ...) is somewhere inside `e`.
+bool contains_read(const lint::RuleContext& ctx, NodeId e) {
+  if (!item_text(ctx, e).empty()) return true;
+  bool found = false;
+  edits::for_each_child(ctx.tree(), e, [&](NodeId c) { found = found || contains_read(ctx, c); });
+  return found;
+}
+
+// A value as `fmt` receives it: its item() form, or its own text
+// (parenthesised where it would not be one argument on its own); nullopt
+// when a read is inside it (`loss.item() * 100`: Python needs the number at
+// the call, so formatting later gains nothing).
+std::optional<std::string> value_text(const lint::RuleContext& ctx, NodeId e, bool& reads) {
+  std::string t = item_text(ctx, e);
+  if (!t.empty()) {
+    reads = true;
+    return t;
+  }
+  if (contains_read(ctx, e)) return std::nullopt;
+  // Only values with tensor evidence make formatting later worthwhile
+  // (`f"step {i}"` of a Python int stays as written).
+  if (gm1::tensor_evidence(ctx, e)) reads = true;
+  switch (ctx.tree().kind(e)) {
+    case NodeKind::NamedExpr:
+    case NodeKind::Lambda:
+    case NodeKind::Yield:
+    case NodeKind::YieldFrom:
+      return "(" + std::string(ctx.text_of(e)) + ")";
+    default:
+      return std::string(ctx.text_of(e));
+  }
+}
+
+void append_literal(std::string& out, std::string_view s) {
+  for (char c : s) {
+    out += c;
+    if (c == '{' || c == '}') out += c;
+  }
+}
+
+// The literal text of a string Constant node, or nullopt.
+std::optional<std::string_view> str_value(const ast::Tree& tree, NodeId n) {
+  if (tree.kind(n) != NodeKind::Constant) return std::nullopt;
+  const auto& v = tree.constant_at(tree.field(n, GM_F(Constant, value)));
+  if (v.kind != ast::ConstantValue::Kind::Str) return std::nullopt;
+  return tree.str(v.text);
+}
+
+std::optional<std::string> fstring_text(const lint::RuleContext& ctx, NodeId js,
+                                        std::string* why_not) {
+  const auto& tree = ctx.tree();
+  std::string templ;
+  std::vector<std::string> values;
+  bool reads = false;
+  for (NodeId part : tree.children(js, GM_F(JoinedStr, values))) {
+    if (auto lit = str_value(tree, part)) {
+      append_literal(templ, *lit);
+      continue;
+    }
+    if (tree.kind(part) != NodeKind::FormattedValue) return std::nullopt;
+    // A bare tuple field (`{a, b}`): its node does not span only its text.
+    if (tree.kind(tree.child(part, GM_F(FormattedValue, value))) == NodeKind::Tuple)
+      return std::nullopt;
+    templ += '{';
+    const auto conv = static_cast<std::int32_t>(tree.field(part, GM_F(FormattedValue, conversion)).a);
+    if (conv == 's' || conv == 'r' || conv == 'a') {
+      templ += '!';
+      templ += static_cast<char>(conv);
+    }
+    if (NodeId spec = tree.child(part, GM_F(FormattedValue, format_spec))) {
+      std::string spec_text;
+      for (NodeId sp : tree.children(spec, GM_F(JoinedStr, values))) {
+        auto lit = str_value(tree, sp);
+        if (!lit || lit->find_first_of("{}") != std::string_view::npos) {
+          if (why_not)
+            *why_not = "an f-string field has a field in its format spec (`{x:{w}}`)";
+          return std::nullopt;
+        }
+        spec_text += *lit;
+      }
+      if (!spec_text.empty()) templ += ':' + spec_text;
+    }
+    templ += '}';
+    auto v = value_text(ctx, tree.child(part, GM_F(FormattedValue, value)), reads);
+    if (!v) return std::nullopt;
+    values.push_back(std::move(*v));
+  }
+  if (values.empty() || !reads) return std::nullopt;
+  std::string out = std::string(kRuntimeAlias) + ".fmt(" + ctx.quote(templ);
+  for (auto& v : values) out += ", " + v;
+  return out + ")";
+}
+
+// `"...".format(a, b)`: positional arguments only.
+std::optional<std::string> format_call_text(const lint::RuleContext& ctx, NodeId call) {
+  const auto& tree = ctx.tree();
+  const NodeId func = tree.child(call, GM_F(Call, func));
+  if (tree.kind(func) != NodeKind::Attribute ||
+      tree.text(tree.field(func, GM_F(Attribute, attr))) != "format")
+    return std::nullopt;
+  const NodeId recv = tree.child(func, GM_F(Attribute, value));
+  if (!str_value(tree, recv) || !tree.children(call, GM_F(Call, keywords)).empty())
+    return std::nullopt;
+  bool reads = false;
+  std::string out = std::string(kRuntimeAlias) + ".fmt(" + std::string(ctx.text_of(recv));
+  const auto args = tree.children(call, GM_F(Call, args));
+  if (args.empty()) return std::nullopt;
+  for (NodeId a : args) {
+    if (tree.kind(a) == NodeKind::Starred) return std::nullopt;
+    auto v = value_text(ctx, a, reads);
+    if (!v) return std::nullopt;
+    out += ", " + *v;
+  }
+  if (!reads) return std::nullopt;
+  return out + ")";
+}
+
+// `"..." % v` / `"..." % (a, b)`: the values as `fmt_percent` receives them.
+std::optional<std::string> percent_text(const lint::RuleContext& ctx, NodeId binop) {
+  const auto& tree = ctx.tree();
+  if (tree.kind(binop) != NodeKind::BinOp ||
+      static_cast<NodeKind>(tree.field(binop, GM_F(BinOp, op)).a) != NodeKind::Mod)
+    return std::nullopt;
+  const NodeId left = tree.child(binop, GM_F(BinOp, left));
+  const NodeId right = tree.child(binop, GM_F(BinOp, right));
+  if (!str_value(tree, left)) return std::nullopt;
+  bool reads = false;
+  std::string values;
+  if (tree.kind(right) == NodeKind::Tuple) {
+    const auto elts = tree.children(right, GM_F(Tuple, elts));
+    if (elts.empty()) return std::nullopt;
+    values = "(";
+    for (std::size_t i = 0; i < elts.size(); ++i) {
+      if (tree.kind(elts[i]) == NodeKind::Starred) return std::nullopt;
+      auto v = value_text(ctx, elts[i], reads);
+      if (!v) return std::nullopt;
+      values += (i ? ", " : "") + *v;
+    }
+    values += elts.size() == 1 ? ",)" : ")";
+  } else if (tree.kind(right) == NodeKind::Dict) {
+    return std::nullopt;  // `%(name)s`: left as written
+  } else {
+    auto v = value_text(ctx, right, reads);
+    if (!v) return std::nullopt;
+    values = std::move(*v);
+  }
+  if (!reads) return std::nullopt;
+  return std::string(kRuntimeAlias) + ".fmt_percent(" + std::string(ctx.text_of(left)) + ", " +
+         values + ")";
+}
+
+}  // namespace
+
+std::optional<edits::Edit> defer_reads(const lint::RuleContext& ctx, NodeId arg,
+                                       std::string* why_not) {
+  const auto& tree = ctx.tree();
+  std::optional<std::string> text;
+  if (tree.kind(arg) == NodeKind::JoinedStr) {
+    text = fstring_text(ctx, arg, why_not);
+  } else if (tree.kind(arg) == NodeKind::BinOp) {
+    text = percent_text(ctx, arg);
+  } else if (tree.kind(arg) == NodeKind::Call) {
+    if (auto t = item_text(ctx, arg); !t.empty())
+      text = std::move(t);
+    else
+      text = format_call_text(ctx, arg);
+  }
+  if (!text) return std::nullopt;
+  return edits::Edit::replace(tree.at(arg).begin, tree.at(arg).end, std::move(*text));
 }
 
 void attach_fix(const lint::RuleContext& ctx, lint::Diagnostic& d, std::string description,

@@ -42,6 +42,21 @@ bool has_double_star(const ast::Tree& tree, ast::NodeId call);
 // The value of a keyword is the literal False or None (or 0).
 bool is_falsy_literal(const lint::RuleContext& ctx, ast::NodeId value);
 
+// Deferred tensor reads. When `arg` (an argument a deferred call formats)
+// reads tensor data, the edit that lets the runtime snapshot it and format it
+// after the graph (docs/runtime.md, "Values read from tensors"):
+//   t.item()                    -> _graphmend_rt.item(t)
+//   int(t) / float(t) / bool(t) -> _graphmend_rt.item(t, int) / ...
+//   f"a={t.item():.3f} {h!r}"   -> _graphmend_rt.fmt("a={:.3f} {!r}", _graphmend_rt.item(t), h)
+//   "a={} {}".format(t, n)      -> _graphmend_rt.fmt("a={} {}", t, n)
+//   "a=%.3f" % t.item()         -> _graphmend_rt.fmt_percent("a=%.3f", _graphmend_rt.item(t))
+// Every expression is still evaluated once, at the call, in the original
+// order. nullopt when `arg` is none of these forms, or nothing in it could
+// be a tensor. An f-string with a field in its format spec (`{x:{w}}`) is
+// left alone (`why_not` says so when given).
+std::optional<edits::Edit> defer_reads(const lint::RuleContext& ctx, ast::NodeId arg,
+                                       std::string* why_not = nullptr);
+
 // Builds the fix from `edits` plus the import; sets declined_reason instead
 // when the alias clashes.
 void attach_fix(const lint::RuleContext& ctx, lint::Diagnostic& d, std::string description,
