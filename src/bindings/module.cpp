@@ -135,6 +135,9 @@ struct Outcome {
   std::string status;
   std::vector<gm::lint::AppliedFix> applied, culprits, invalid;
   int rounds = 0;
+  // The source map, as (line, col) pairs: the mended range, then the
+  // original range it replaced (0-based UTF-8 byte columns, 1-based lines).
+  std::vector<std::pair<gm::lint::Location, gm::lint::Location>> source_map;
 };
 
 std::vector<Located> locate_all(std::vector<gm::lint::Diagnostic> diags, std::string_view text,
@@ -270,6 +273,11 @@ nb::dict outcome_dict(const Outcome& o, bool unsafe, bool is_fix) {
     out["culprits"] = applied_list(o.culprits);
     out["invalid"] = applied_list(o.invalid);
     out["rounds"] = o.rounds;
+    nb::list markers;
+    for (const auto& [dest, src] : o.source_map)
+      markers.append(nb::make_tuple(dest.line, dest.col, dest.end_line, dest.end_col, src.line,
+                                    src.col, src.end_line, src.end_col));
+    out["source_map"] = markers;
   }
   return out;
 }
@@ -334,6 +342,13 @@ nb::dict fix(nb::bytes data, int minor, std::vector<std::string> select,
       o.culprits = std::move(r.culprits);
       o.invalid = std::move(r.invalid);
       o.rounds = r.rounds;
+      if (!r.source_map.empty()) {
+        const auto original_lines = index_lines(source.text(), source.body_offset());
+        for (const auto& m : r.source_map.markers())
+          o.source_map.emplace_back(
+              gm::lint::locate(o.text, lines, m.dest_begin, m.dest_end),
+              gm::lint::locate(source.text(), original_lines, m.src_begin, m.src_end));
+      }
     }
   }
   return outcome_dict(o, unsafe_fixes, true);
@@ -371,7 +386,10 @@ NB_MODULE(_core, m) {
         nb::arg("all_regions") = false,
         "Fix source bytes to a fixpoint. Returns check's dict (diagnostics: what remains) "
         "plus status, text (mended, UTF-8 bytes, BOM kept), applied, applied_per_code, "
-        "culprits, invalid, rounds.");
+        "culprits, invalid, rounds, and source_map: one (line, col, end_line, end_col, "
+        "orig_line, orig_col, orig_end_line, orig_end_col) per edit region, in order: that "
+        "range of text replaced that range of the input (all rounds composed; columns are "
+        "0-based UTF-8 bytes); text between regions is the input's, unchanged.");
   m.def("rules", &rules, "Every shipped rule: [{code, name, summary, documentation}].");
   m.def("is_valid_selector", [](const std::string& s) { return gm::lint::is_valid_selector(s); },
         nb::arg("selector"), "Is this a valid --select/--ignore selector?");

@@ -266,10 +266,30 @@ def _statements(tree):
     return [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
 
 
-def test_remapped_positions_match_the_original_statements():
-    """Every fixture the rules mend: the code compiles (positions valid), every
-    statement the fixes did not touch keeps its original line range, and
-    every position lies inside the original file."""
+def _code_objects(code):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, type(code)):
+            yield from _code_objects(const)
+
+
+def _source_tokens(text: str):
+    """(line, col, token text) of every NAME/NUMBER/STRING/OP token."""
+    import tokenize
+
+    out = {}
+    lines = text.splitlines(keepends=True)
+    for tok in tokenize.generate_tokens(iter(lines).__next__):
+        if tok.type in (tokenize.NAME, tokenize.NUMBER, tokenize.STRING, tokenize.OP):
+            out[tok.start] = tok.string
+    return out
+
+
+def test_positions_come_from_the_engine_map_and_name_original_tokens():
+    """Every fixture the rules mend: the mended code compiles with the
+    engine's map; every position lies inside the original file; a code unit
+    whose (mended) position starts at a token the fixes kept starts at the
+    same token in the original; function first lines are the original's."""
     import ast
 
     checked = 0
@@ -283,20 +303,37 @@ def test_remapped_positions_match_the_original_statements():
             continue
         if result.status != "fixed":
             continue
-        hook.compile_mended(data, result.source, str(path))
-        original, mended = hook._lines(data), hook._lines(result.source)
-        _, how = hook._line_map(original, mended)
-        tree = ast.parse(result.source)
-        untouched = [n for n in _statements(tree)
-                     if how[n.lineno] == hook._SAME and how[n.end_lineno] == hook._SAME]
-        hook._remap_positions(tree, original, mended)
-        expected = {(type(n).__name__, n.lineno, n.end_lineno)
-                    for n in _statements(ast.parse(data))}
-        for n in untouched:
-            assert (type(n).__name__, n.lineno, n.end_lineno) in expected, (path, n.lineno)
-        for n in ast.walk(tree):
-            if "lineno" in n._attributes:
-                assert 1 <= n.lineno <= n.end_lineno <= len(original), (path, n.lineno)
+        assert result.source_map
+        original = data.decode("utf-8")
+        mended_text = result.source.decode("utf-8")
+        orig_lines = original.splitlines()
+        mended_code = compile(result.source, str(path), "exec", dont_inherit=True)
+        code = hook.compile_mended(result.source, str(path), result.source_map)
+        pmap = hook.PositionMap(result.source_map)
+        orig_tokens = _source_tokens(original)
+        mended_tokens = _source_tokens(mended_text)
+        kept = 0
+        for before, after in zip(_code_objects(mended_code), _code_objects(code)):
+            assert before.co_code == after.co_code
+            for p, q in zip(before.co_positions(), after.co_positions()):
+                if q[0] is None or p[0] == 0:  # 0: a module's RESUME
+                    assert q[0] == p[0]
+                    continue
+                assert 1 <= q[0] <= q[1] <= len(orig_lines), (path, p, q)
+                if p[2] is None:
+                    continue
+                token = mended_tokens.get((p[0], p[2]))
+                if token is not None and pmap.shift(p[0], p[0]) is not None:
+                    assert orig_tokens.get((q[0], q[2])) == token, (path, p, q)
+                    kept += 1
+        assert kept > 0
+        defs = [(n.name, n.lineno) for n in ast.walk(ast.parse(data))
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and not n.decorator_list]
+        names = [name for name, _ in defs]
+        for c in _code_objects(code):
+            if names.count(c.co_name) == 1:
+                assert c.co_firstlineno == dict(defs)[c.co_name], (path, c.co_name)
         checked += 1
     assert checked >= 10
 

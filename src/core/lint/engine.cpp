@@ -124,6 +124,7 @@ FixResult fix_to_fixpoint(const Source& source, const LintOptions& options,
   std::vector<Diagnostic> original_diags;
   std::set<std::string> seen{std::string(source.text())};
   std::vector<AppliedFix> applied;
+  edits::SourceMap source_map;  // cur -> source
 
   const auto revert = [&](FixResult::Status status) {
     out.status = status;
@@ -154,6 +155,7 @@ FixResult fix_to_fixpoint(const Source& source, const LintOptions& options,
     if (res.applied == 0) {  // fixpoint
       out.applied = std::move(applied);
       out.status = out.applied.empty() ? FixResult::Status::Unchanged : FixResult::Status::Fixed;
+      if (!out.applied.empty()) out.source_map = std::move(source_map);
       out.text = std::string(cur->text());
       out.remaining = std::move(checked.diagnostics);
       return out;
@@ -189,6 +191,7 @@ FixResult fix_to_fixpoint(const Source& source, const LintOptions& options,
       return revert(FixResult::Status::FixBrokeSyntax);
     }
     applied.insert(applied.end(), this_round.begin(), this_round.end());
+    source_map = edits::SourceMap::compose(source_map, res.map);
     out.rounds = round;
     cur = std::move(next);
     parsed = std::move(next_parsed);
