@@ -266,6 +266,53 @@ def _statements(tree):
     return [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
 
 
+RAISES_SOURCE = '''\
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def forward(self, x, d):
+        print("inputs", x, d); y = d + 1
+        print("ratio", x.size / d)
+        return y
+'''
+
+
+@pytest.mark.parametrize("route", ["code", "ast"])
+def test_mended_module_raising_points_to_original_line_and_column(pkg, monkeypatch, route):
+    """The fixes rewrite both print lines (and insert the runtime import
+    above them); the ZeroDivisionError's line and caret columns are the
+    original file's."""
+    if route == "ast":
+        monkeypatch.setattr(hook, "_CODE_LINETABLE", False)
+    (pkg.dir / "raises.py").write_text(RAISES_SOURCE)
+    graphmend.install([pkg.name], cache_dir=pkg.cache)
+    mod = _import(f"{pkg.name}.raises")
+    assert mod.__graphmend_mended__
+    mended = mod.__loader__.get_mended_source().decode()
+    assert '_graphmend_rt.print("ratio", x.size / d)' in mended
+    path = pkg.dir / "raises.py"
+    line = _line_of(path, 'print("ratio"')
+
+    class X:
+        size = 1
+
+    with pytest.raises(ZeroDivisionError) as info, contextlib.redirect_stdout(io.StringIO()):
+        mod.Net().forward(X(), 0)
+    frame = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert (frame.filename, frame.lineno, frame.name) == (str(path), line, "forward")
+    original = path.read_text().splitlines()[line - 1]
+    if hasattr(frame, "colno"):
+        assert original[frame.colno:frame.end_colno] == "x.size / d"
+    # A statement the fix did not touch, on a line it did.
+    code = mod.Net.forward.__code__
+    first = _line_of(path, "y = d + 1")
+    cols = {(p[0], p[2], p[3]) for p in code.co_positions() if p[0] == first}
+    text = path.read_text().splitlines()[first - 1]
+    assert any(text[a:b] == "d + 1" for _, a, b in cols if a is not None)
+    assert code.co_firstlineno == _line_of(path, "def forward")
+
+
 def _code_objects(code):
     yield code
     for const in code.co_consts:
@@ -504,7 +551,7 @@ CHILD = '''\
 import importlib, json, os, sys
 sys.path[:0] = [{stubs!r}, {root!r}]
 import graphmend
-finder = graphmend.install([{name!r}])
+finder = graphmend.install([{name!r}]{kwargs})
 out = {{}}
 for step in {steps!r}:
     if step[0] == "xdg":
@@ -518,11 +565,12 @@ print(json.dumps(out))
 '''
 
 
-def _child(tmp_path, root, name, steps, **env):
+def _child(tmp_path, root, name, steps, kwargs="", **env):
     stubs = tmp_path / "stubs"
     if not stubs.exists():
         _write(stubs, STUB_TORCH)
-    script = CHILD.format(stubs=str(stubs), root=str(root), name=name, steps=steps)
+    script = CHILD.format(stubs=str(stubs), root=str(root), name=name, steps=steps,
+                          kwargs=kwargs)
     proc = _proc([sys.executable, "-c", script], env=_env(**env), timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "Warning" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
@@ -592,6 +640,95 @@ def test_read_only_source_directory_falls_back_or_skips(tmp_path):
     assert [p.name.split(".")[:2] for p in in_xdg] == [[name, "light2"]]
     assert in_xdg[0].parent == xdg / "graphmend"
     assert out["stats"]["cache_write"] == 1 and out["stats"]["mended"] == 2
+
+
+@pytest.mark.parametrize("how", ["argument", "environment"])
+def test_explicit_cache_dir_is_written_under_pythondontwritebytecode(tmp_path, how):
+    name = _unique()
+    root = tmp_path / "src"
+    make_package(root, name)
+    cache = tmp_path / "explicit"
+    kwargs = f", cache_dir={str(cache)!r}" if how == "argument" else ""
+    env = {"PYTHONDONTWRITEBYTECODE": "1", "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    if how == "environment":
+        env[hook.CACHE_DIR_ENV] = str(cache)
+    first = _child(tmp_path, root, name, [("import", "light")], kwargs=kwargs, **env)
+    assert first["light"]["mended"] and first["stats"]["cache_write"] == 2
+    assert pathlib.Path(first["light"]["cached"]).parent == cache
+    second = _child(tmp_path, root, name, [("import", "light")], kwargs=kwargs, **env)
+    assert second["stats"] == {"cache_hit": 2} and second["light"]["value"] == 2
+    assert _graphmend_caches(root) == [] and not (tmp_path / "xdg").exists()
+
+
+def test_damaged_cache_entries_are_mended_afresh_and_rewritten(pkg):
+    """One flipped bit anywhere (header, key, lengths, checksum, metadata,
+    marshalled code) or a truncated file: never loaded, never an error; the
+    module is mended again and the entry rewritten."""
+    def load():
+        hook.uninstall()
+        _forget(pkg.name)
+        finder = graphmend.install([pkg.name], cache_dir=pkg.cache)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            mod = _import(f"{pkg.name}.light")
+        assert mod.__graphmend_mended__ and mod.Net()(1) == 2
+        return finder
+
+    assert load().stats["mended"] == 1
+    entry = next(p for p in pkg.cache.iterdir() if p.name.startswith(f"{pkg.name}.light."))
+    good = entry.read_bytes()
+    assert load().stats == {"cache_hit": 2}
+    size = len(good)
+    offsets = sorted({0, 5, 9, 40, 41, 46, 50, 80, hook._HEADER, hook._HEADER + 3,
+                      size // 2, size - 2, size - 1})
+    damaged = [good[:k] + bytes([good[k] ^ (1 << (k % 8))]) + good[k + 1:] for k in offsets]
+    damaged += [good[:n] for n in (0, 3, 45, hook._HEADER, size // 2, size - 1)]
+    damaged.append(good + b"\0")
+    for data in damaged:
+        entry.write_bytes(data)
+        finder = load()
+        assert finder.stats["mended"] == 1 and finder.stats["cache_write"] == 1, len(data)
+        assert entry.read_bytes() == good
+    assert load().stats == {"cache_hit": 2}
+
+
+def test_cached_entries_keep_the_fixes_by_rule(pkg):
+    first = graphmend.install([pkg.name], cache_dir=pkg.cache)
+    _import(f"{pkg.name}.printing")
+    assert first.fixes["GM201"] >= 1
+    assert first.modules[f"{pkg.name}.printing"] == "mended"
+    hook.uninstall()
+    _forget(pkg.name)
+    again = graphmend.install([pkg.name], cache_dir=pkg.cache)
+    _import(f"{pkg.name}.printing")
+    assert again.modules[f"{pkg.name}.printing"] == "mended (cached)"
+    assert again.fixes == first.fixes
+
+
+SWITCHES = '''\
+import json, sys
+import graphmend
+graphmend.install(["json_not_imported"], dynamo_switches=True)
+assert "torch" not in sys.modules
+import torch._dynamo.config as config
+out = {"on": [config.capture_scalar_outputs, config.capture_dynamic_output_shape_ops]}
+graphmend.uninstall()
+out["off"] = [config.capture_scalar_outputs, config.capture_dynamic_output_shape_ops]
+graphmend.install(["json_not_imported"], dynamo_switches=True)  # torch already imported
+out["again"] = [config.capture_scalar_outputs, config.capture_dynamic_output_shape_ops]
+graphmend.install(["json_not_imported"])  # replaced by a hook without them
+out["replaced"] = [config.capture_scalar_outputs, config.capture_dynamic_output_shape_ops]
+print(json.dumps(out))
+'''
+
+
+def test_dynamo_switches_set_on_import_and_restored_by_uninstall(tmp_path):
+    pytest.importorskip("torch")
+    proc = _proc([sys.executable, "-c", SWITCHES], env=_env(), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.splitlines()[-1])
+    assert got == {"on": [True, True], "off": [False, False], "again": [True, True],
+                   "replaced": [False, False]}
 
 
 # --------------------------------------------------------------------------
