@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -796,6 +797,62 @@ def test_python_m_graphmend_run_module_with_env_packages(tmp_path):
     missing = _proc([sys.executable, "-m", "graphmend", "run", "nowhere.py"],
                     timeout=60, env=_env())
     assert missing.returncode == 2 and "can't open file" in missing.stderr
+
+
+REPORT_MODEL = '''\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        print("in forward", x.shape)
+        y = x * 2
+        torch._dynamo.graph_break()
+        return y + 1
+'''
+
+REPORT_SCRIPT = '''\
+import sys
+import torch
+from {name}.model import Net
+
+fn = torch.compile(Net(), backend="eager")
+fn(torch.ones(3))
+if sys.argv[1] == "exit":
+    sys.exit(3)
+raise RuntimeError("the program failed")
+'''
+
+
+def test_graphmend_run_report_says_what_was_mended_and_what_dynamo_saw(tmp_path):
+    """A compiled model whose print the hook mends and whose explicit graph
+    break stays: --report names the mended module, the fixes by rule, the
+    graphs and the break left with its GB id and original file:line, also
+    when the program ends by sys.exit or an exception."""
+    pytest.importorskip("torch")
+    name = _unique()
+    root = tmp_path / "src"
+    _write(root, {f"{name}/__init__.py": "", f"{name}/model.py": REPORT_MODEL})
+    script = root / "main.py"
+    script.write_text(REPORT_SCRIPT.format(name=name))
+    model = root / name / "model.py"
+    for how, status in (("exit", 3), ("raise", 1)):
+        proc = _proc([sys.executable, "-m", "graphmend", "run", "--report", "-p", name,
+                      "--cache-dir", str(tmp_path / "c"), str(script), how],
+                     timeout=300, cwd=str(tmp_path), env=_env())
+        assert proc.returncode == status, proc.stderr
+        err = proc.stderr
+        assert "graphmend run report" in err, err
+        assert f"hook ({name}): 2 modules imported: 1 mended" in err
+        assert "GM201 x1" in err
+        assert "dynamo: 2 graphs, 1 graph-break events, 0 skipped frames" in err, err
+        assert re.search(r"1\. \[GB\d{4}", err), err
+        assert f"at {model}:{_line_of(model, 'graph_break()')}" in err, err
+        assert "in forward" in proc.stdout
+    assert "from the cache" in err and "(1 from the cache)" in err
+    assert "RuntimeError: the program failed" in err
+    assert err.index("RuntimeError") < err.index("graphmend run report")
 
 
 # --------------------------------------------------------------------------
