@@ -34,6 +34,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import marshal
+import operator
 import os
 import re
 import sys
@@ -57,6 +58,11 @@ __all__ = [
 #: any spacing after ``#`` and after the colon) keeps a module unmodified.
 SKIP_FILE_MARKER = "# graphmend: skip-file"
 _SKIP_RE = re.compile(rb"^[ \t\f]*#[ \t]*graphmend:[ \t]*skip-file[ \t]*\r?$", re.MULTILINE)
+
+
+def _skips(data: bytes) -> bool:
+    # The substring test first: the multi-line regex alone scans every line.
+    return b"skip-file" in data and _SKIP_RE.search(data) is not None
 
 # Cache file layout: _CACHE_MAGIC, the interpreter's bytecode magic, the
 # 32-byte key (sha256), one kind byte, the lengths of the metadata and of the
@@ -151,7 +157,7 @@ class PositionMap:
     the start of the text the region replaced, an end to its end (an
     inserted ``_graphmend_rt.`` maps to the point of insertion)."""
 
-    __slots__ = ("_markers", "_starts", "_segments")
+    __slots__ = ("_markers", "_starts", "_segments", "_line_shifts")
 
     def __init__(self, markers):
         self._markers = [tuple(m) for m in markers]
@@ -169,6 +175,7 @@ class PositionMap:
             shift = m[6] - m[2]
         segments.append((line, 1 << 62, shift))
         self._segments = segments
+        self._line_shifts: dict = {}
 
     def begin(self, line: int, col: int) -> tuple[int, int]:
         i = bisect.bisect_right(self._starts, (line, col)) - 1
@@ -199,6 +206,14 @@ class PositionMap:
         exactly; one an edit touches, through its start)."""
         return self.begin(line, 0)[0]
 
+    def line_shift(self, line: int):
+        """``shift(line, line)``, remembered."""
+        try:
+            return self._line_shifts[line]
+        except KeyError:
+            value = self._line_shifts[line] = self.shift(line, line)
+            return value
+
     def shift(self, first: int, last: int):
         """The line shift shared by mended lines ``first..last`` when no edit
         touches them (their columns are unchanged), else None."""
@@ -226,6 +241,7 @@ def _linetable(positions: list, firstlineno: int) -> bytes:
     ``(line, end_line, col, end_col)`` per code unit, in the long form
     (code 14), "no columns" (13) and "no location" (15) entries."""
     out = bytearray()
+    append = out.append
     line = firstlineno
     n = len(positions)
     i = 0
@@ -237,24 +253,31 @@ def _linetable(positions: list, firstlineno: int) -> bytes:
         size = j - i - 1
         start, end, col, end_col = p
         if start is None:
-            out.append(0x80 | (15 << 3) | size)
+            append(0xF8 | size)  # 0x80 | 15 << 3
+            i = j
+            continue
+        delta = start - line
+        line = start
+        if col is None and (end is None or end == start):
+            append(0xE8 | size)  # 0x80 | 13 << 3
+            values = ((-delta << 1) | 1 if delta < 0 else delta << 1,)
         else:
-            delta = start - line
-            line = start
-            if col is None and (end is None or end == start):
-                out.append(0x80 | (13 << 3) | size)
-                _varint(out, (-delta << 1) | 1 if delta < 0 else delta << 1)
-            else:
-                out.append(0x80 | (14 << 3) | size)
-                _varint(out, (-delta << 1) | 1 if delta < 0 else delta << 1)
-                _varint(out, max((end if end is not None else start) - start, 0))
-                _varint(out, 0 if col is None else col + 1)
-                _varint(out, 0 if end_col is None else end_col + 1)
+            append(0xF0 | size)  # 0x80 | 14 << 3
+            values = ((-delta << 1) | 1 if delta < 0 else delta << 1,
+                      max((end if end is not None else start) - start, 0),
+                      0 if col is None else col + 1,
+                      0 if end_col is None else end_col + 1)
+        for value in values:  # varints: 6-bit chunks, 0x40 = more follow
+            while value >= 64:
+                append(0x40 | (value & 63))
+                value >>= 6
+            append(value)
         i = j
     return bytes(out)
 
 
 _CODE_LINETABLE = sys.version_info[:2] in ((3, 11), (3, 12), (3, 13))
+_START, _END = operator.itemgetter(0), operator.itemgetter(1)
 
 
 def _remap_code(code: types.CodeType, pmap: PositionMap) -> types.CodeType:
@@ -272,9 +295,8 @@ def _remap_code(code: types.CodeType, pmap: PositionMap) -> types.CodeType:
                     new_consts = list(consts)
                 new_consts[i] = fixed
     changes = {} if new_consts is None else {"co_consts": tuple(new_consts)}
-    positions = list(code.co_positions())
-    lines = {p[0] for p in positions}
-    lines.update(p[1] for p in positions)
+    lines = set(map(_START, code.co_positions()))
+    lines.update(map(_END, code.co_positions()))
     lines.discard(None)
     lines.add(code.co_firstlineno)
     shift = pmap.shift(min(lines), max(lines))
@@ -282,14 +304,19 @@ def _remap_code(code: types.CodeType, pmap: PositionMap) -> types.CodeType:
         if shift:
             changes["co_firstlineno"] = code.co_firstlineno + shift
         return code.replace(**changes) if changes else code
+    positions = list(code.co_positions())
     mapped = []
     cache: dict = {}
+    line_shift = pmap.line_shift
     for p in positions:
         got = cache.get(p)
         if got is None:
             start, end, col, end_col = p
             if start is None:
                 got = p
+            elif (shift := line_shift(start)) is not None and (
+                    end is None or end == start or line_shift(end) == shift):
+                got = (start + shift, (start if end is None else end) + shift, col, end_col)
             elif col is None:
                 line = pmap.line(start)
                 got = (line, line if end in (None, start) else max(pmap.line(end), line), None, None)
@@ -651,7 +678,7 @@ class GraphmendLoader(importlib.machinery.SourceFileLoader):
         """The text graphmend makes of this module (the file's text when it
         is not mended), in the file's encoding."""
         data = self.get_data(self.path)
-        if _SKIP_RE.search(data):
+        if _skips(data):
             return data
         try:
             result = self.finder.mend(data, self.path)
@@ -672,7 +699,7 @@ class GraphmendLoader(importlib.machinery.SourceFileLoader):
             data = self.get_data(path)
         except OSError:
             return self._unmodified(fullname), False, None  # raises ImportError as usual
-        if _SKIP_RE.search(data):
+        if _skips(data):
             finder.count("skipped")
             finder.record(fullname, "skipped")
             return self._unmodified(fullname), False, None
