@@ -37,6 +37,7 @@ import marshal
 import operator
 import os
 import re
+import struct
 import sys
 import threading
 import types
@@ -157,7 +158,7 @@ class PositionMap:
     the start of the text the region replaced, an end to its end (an
     inserted ``_graphmend_rt.`` maps to the point of insertion)."""
 
-    __slots__ = ("_markers", "_starts", "_segments", "_line_shifts")
+    __slots__ = ("_markers", "_starts", "_segments", "_line_shifts", "packed")
 
     def __init__(self, markers):
         self._markers = [tuple(m) for m in markers]
@@ -176,6 +177,9 @@ class PositionMap:
         segments.append((line, 1 << 62, shift))
         self._segments = segments
         self._line_shifts: dict = {}
+        #: The markers as 8 native int64 each (for _core.remap_linetable).
+        self.packed = struct.pack(f"={8 * len(self._markers)}q",
+                                  *(v for m in self._markers for v in m))
 
     def begin(self, line: int, col: int) -> tuple[int, int]:
         i = bisect.bisect_right(self._starts, (line, col)) - 1
@@ -280,6 +284,20 @@ _CODE_LINETABLE = sys.version_info[:2] in ((3, 11), (3, 12), (3, 13))
 _START, _END = operator.itemgetter(0), operator.itemgetter(1)
 
 
+def _core_remap():
+    # The same remapping as _remap_code's Python route, in the C++ extension.
+    if not _CODE_LINETABLE:
+        return None
+    try:
+        from . import _core
+    except ImportError:  # pragma: no cover - a broken install: mend() fails first
+        return None
+    return getattr(_core, "remap_linetable", None)
+
+
+_remap_linetable = _core_remap()
+
+
 def _remap_code(code: types.CodeType, pmap: PositionMap) -> types.CodeType:
     """``code`` (compiled from mended text) with the original file's
     positions. A code object no edit touches keeps its location table, which
@@ -295,6 +313,17 @@ def _remap_code(code: types.CodeType, pmap: PositionMap) -> types.CodeType:
                     new_consts = list(consts)
                 new_consts[i] = fixed
     changes = {} if new_consts is None else {"co_consts": tuple(new_consts)}
+    if _remap_linetable is not None:
+        try:
+            first, table = _remap_linetable(code.co_linetable, code.co_firstlineno, pmap.packed)
+        except ValueError:
+            pass  # a table the C++ reader does not know: the Python route below
+        else:
+            if first != code.co_firstlineno:
+                changes["co_firstlineno"] = first
+            if table is not None:
+                changes["co_linetable"] = table
+            return code.replace(**changes) if changes else code
     lines = set(map(_START, code.co_positions()))
     lines.update(map(_END, code.co_positions()))
     lines.discard(None)

@@ -279,13 +279,16 @@ class Net(nn.Module):
 '''
 
 
-@pytest.mark.parametrize("route", ["code", "ast"])
+@pytest.mark.parametrize("route", ["code", "code-python", "ast"])
 def test_mended_module_raising_points_to_original_line_and_column(pkg, monkeypatch, route):
     """The fixes rewrite both print lines (and insert the runtime import
     above them); the ZeroDivisionError's line and caret columns are the
-    original file's."""
+    original file's. Routes: location tables rewritten by the C++
+    extension, by the Python reference, or the AST remapped."""
     if route == "ast":
         monkeypatch.setattr(hook, "_CODE_LINETABLE", False)
+    if route == "code-python":
+        monkeypatch.setattr(hook, "_remap_linetable", None)
     (pkg.dir / "raises.py").write_text(RAISES_SOURCE)
     graphmend.install([pkg.name], cache_dir=pkg.cache)
     mod = _import(f"{pkg.name}.raises")
@@ -384,6 +387,37 @@ def test_positions_come_from_the_engine_map_and_name_original_tokens():
                 assert c.co_firstlineno == dict(defs)[c.co_name], (path, c.co_name)
         checked += 1
     assert checked >= 10
+
+
+def test_location_tables_from_the_extension_equal_the_python_reference():
+    """_core.remap_linetable (the route the hook takes) gives every code
+    object of every mended fixture the positions and first line that the
+    Python reference (_remap_code without it) gives."""
+    if hook._remap_linetable is None:
+        pytest.skip("location tables are rewritten on CPython 3.11-3.13 only")
+    compared = 0
+    for path in sorted(FIXTURES.rglob("*.py")):
+        if path.name.endswith(".fixed.py"):
+            continue
+        try:
+            result = graphmend.fix_source(path.read_bytes(), path=str(path), regions="all")
+        except SyntaxError:
+            continue
+        if result.status != "fixed":
+            continue
+        code = compile(result.source, str(path), "exec", dont_inherit=True)
+        pmap = hook.PositionMap(result.source_map)
+        fast = hook._remap_code(code, pmap)
+        saved, hook._remap_linetable = hook._remap_linetable, None
+        try:
+            slow = hook._remap_code(code, pmap)
+        finally:
+            hook._remap_linetable = saved
+        for a, b in zip(_code_objects(fast), _code_objects(slow)):
+            assert (a.co_firstlineno, list(a.co_positions())) == \
+                (b.co_firstlineno, list(b.co_positions())), (path, a.co_name)
+            compared += 1
+    assert compared >= 50
 
 
 def test_skip_file_marker_loads_module_unmodified(pkg):
