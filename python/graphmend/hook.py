@@ -158,7 +158,7 @@ class PositionMap:
     the start of the text the region replaced, an end to its end (an
     inserted ``_graphmend_rt.`` maps to the point of insertion)."""
 
-    __slots__ = ("_markers", "_starts", "_segments", "_line_shifts", "packed")
+    __slots__ = ("_line_shifts", "_markers", "_segments", "_starts", "packed")
 
     def __init__(self, markers):
         self._markers = [tuple(m) for m in markers]
@@ -229,7 +229,7 @@ class PositionMap:
                 lo = mid
             else:
                 hi = mid - 1
-        start, stop, shift = segments[lo]
+        _, stop, shift = segments[lo]
         return shift if last <= stop else None
 
 
@@ -353,8 +353,7 @@ def _remap_code(code: types.CodeType, pmap: PositionMap) -> types.CodeType:
                 a = pmap.begin(start, col)
                 b = pmap.end(end if end is not None else start,
                              end_col if end_col is not None else col)
-                if b < a:
-                    b = a
+                b = max(b, a)
                 got = (a[0], b[0], a[1], None if end_col is None else b[1])
             cache[p] = got
         mapped.append(got)
@@ -379,8 +378,7 @@ def _remap_tree(tree, pmap: PositionMap) -> None:
         if end_lineno is None:
             continue
         b = pmap.end(end_lineno, node.end_col_offset)
-        if b < a:
-            b = a
+        b = max(b, a)
         node.end_lineno, node.end_col_offset = b
 
 
@@ -876,8 +874,9 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         finally:
             busy.discard(fullname)
         loader = getattr(spec, "loader", None)
-        if loader is None or not hasattr(loader, "exec_module"):
-            return spec
+        if loader is None or isinstance(loader, type) or not hasattr(loader, "__dict__") \
+                or not hasattr(loader, "exec_module"):
+            return spec  # a loader shared by many modules (a class): not wrapped
         run = loader.exec_module
 
         def exec_module(module):

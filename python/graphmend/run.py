@@ -147,11 +147,12 @@ class RunReport:
         how = list(f.modules.values())
         mended = how.count("mended")
         mended_cached = how.count("mended (cached)")
-        lines = ["", "graphmend run report",
-                 f"  hook ({', '.join(f.packages)}): {len(how)} modules imported: "
-                 f"{mended + mended_cached} mended ({mended_cached} from the cache), "
-                 f"{how.count('unchanged') + how.count('unchanged (cached)')} unchanged, "
-                 f"{how.count('skipped')} skipped (skip-file), {how.count('failed')} failed"]
+        unchanged = how.count("unchanged") + how.count("unchanged (cached)")
+        hooked = (f"  hook ({', '.join(f.packages)}): {len(how)} modules imported: "
+                  f"{mended + mended_cached} mended ({mended_cached} from the cache), "
+                  f"{unchanged} unchanged, {how.count('skipped')} skipped (skip-file), "
+                  f"{how.count('failed')} failed")
+        lines = ["", "graphmend run report", hooked]
         if f.fixes:
             lines.append("  fixes by rule: " + ", ".join(
                 f"{code} x{n}" for code, n in sorted(f.fixes.items())))
@@ -166,7 +167,7 @@ class RunReport:
 
         counters = utils.counters
         events = list(self.capture.events) if self.capture is not None else []
-        metrics = getattr(utils, "get_compilation_metrics", lambda: [])()
+        metrics = getattr(utils, "get_compilation_metrics", list)()
         skipped = [m for m in metrics if getattr(m, "fail_type", None)]
         recompiles = sum(1 for m in metrics if getattr(m, "recompile_reason", None))
         graphs = int(counters["stats"]["unique_graphs"])
