@@ -10,7 +10,8 @@
     graphmend rule CODE
     graphmend dump-ast FILE|- [--python-version X.Y]
     graphmend explain MODULE:FACTORY ...
-    graphmend run [--package NAME]... [--unsafe-fixes] (SCRIPT | -m MODULE) [ARGS...]
+    graphmend run [--package NAME]... [--unsafe-fixes] [--report] [--dynamo-switches]
+                  (SCRIPT | -m MODULE) [ARGS...]
     graphmend --version
 
 Exit status (check / fix), Ruff's convention: 0 nothing found (fix: nothing
@@ -75,146 +76,10 @@ def _cmd_dump_ast(args: argparse.Namespace) -> int:
     return 0
 
 
-RUN_USAGE = """\
-usage: graphmend run [--package NAME]... [--unsafe-fixes] [--select CODES]
-                     [--ignore CODES] [--cache-dir DIR] (SCRIPT | -m MODULE) [ARGS...]
-
-Run SCRIPT (as `python SCRIPT ARGS...` would) or MODULE (as `python -m MODULE
-ARGS...`) with graphmend's import hook installed: the named packages and their
-submodules are mended with graphmend's safe fixes as they are imported (see
-docs/hook.md). The exit status is the program's.
-
-options:
-  -p, --package NAME  mend this package and its submodules (repeatable, or
-                      comma-separated; default: $GRAPHMEND_PACKAGES, else
-                      transformers)
-  --unsafe-fixes      also apply fixes marked unsafe
-  --select CODES      only these rules (selectors as for `graphmend check`)
-  --ignore CODES      not these rules
-  --cache-dir DIR     keep mended bytecode in DIR (default: __pycache__ next to
-                      each source, else the user cache directory)
-  -m MODULE           run a module as a script
-  -h, --help          show this help and exit
-"""
-
-
-def _parse_run(argv: list[str]) -> dict:
-    """Options up to the script (or -m MODULE); everything after it is the
-    program's. Raises UsageError."""
-    opts: dict = {"packages": [], "unsafe": False, "select": None, "ignore": None,
-                  "cache_dir": None, "module": None, "script": None, "args": []}
-    takes_value = {"-p": "packages", "--package": "packages", "--select": "select",
-                   "--ignore": "ignore", "--cache-dir": "cache_dir"}
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg in ("-h", "--help"):
-            opts["help"] = True
-            return opts
-        if arg == "--":
-            i += 1
-            break
-        name, eq, value = arg.partition("=")
-        if arg in takes_value or (eq and arg.startswith("--") and name in takes_value):
-            if not eq:
-                if i + 1 >= len(argv):
-                    raise UsageError(f"{arg} needs a value")
-                value = argv[i + 1]
-                i += 1
-            key = takes_value[name]
-            if key == "packages":
-                opts["packages"].extend(v for v in value.replace(",", " ").split())
-            else:
-                opts[key] = value
-            i += 1
-            continue
-        if arg == "--unsafe-fixes":
-            opts["unsafe"] = True
-            i += 1
-            continue
-        if arg == "-m" or (arg.startswith("-m") and not arg.startswith("--")):
-            module = arg[2:] or (argv[i + 1] if i + 1 < len(argv) else "")
-            if not module:
-                raise UsageError("-m needs a module name")
-            opts["module"] = module
-            opts["args"] = argv[i + (1 if arg[2:] else 2):]
-            return opts
-        if arg.startswith("-") and arg != "-":
-            raise UsageError(f"unknown option {arg!r}")
-        break
-    if i >= len(argv):
-        raise UsageError("a script (or -m MODULE) to run is required")
-    opts["script"] = argv[i]
-    opts["args"] = argv[i + 1:]
-    return opts
-
-
-def _user_traceback(tb):
-    """Drop the frames of graphmend's launcher and runpy from a traceback."""
-    while tb is not None and tb.tb_frame.f_globals.get("__name__") in (__name__, "runpy"):
-        tb = tb.tb_next
-    return tb
-
-
 def _cmd_run(argv: list[str]) -> int:
-    try:
-        opts = _parse_run(argv)
-    except UsageError as exc:
-        print(RUN_USAGE.split("\n\n")[0], file=sys.stderr)
-        print(f"graphmend run: error: {exc}", file=sys.stderr)
-        return 2
-    if opts.get("help"):
-        sys.stdout.write(RUN_USAGE)
-        return 0
-    packages = opts["packages"] or os.environ.get("GRAPHMEND_PACKAGES", "").replace(
-        ",", " ").split() or ["transformers"]
-    from . import hook
+    from .run import main as run_main
 
-    try:
-        hook.install(packages, unsafe=opts["unsafe"], select=opts["select"],
-                     ignore=opts["ignore"], cache_dir=opts["cache_dir"])
-    except (TypeError, ValueError) as exc:
-        print(f"graphmend run: error: {exc}", file=sys.stderr)
-        return 2
-
-    import runpy
-
-    # What `python SCRIPT` / `python -m MODULE` put first on sys.path (in
-    # place of graphmend's own entry), unless -P / PYTHONSAFEPATH said not to.
-    safe_path = getattr(sys.flags, "safe_path", False)
-    if opts["module"] is not None:
-        entry = os.getcwd()
-        sys.argv = [opts["module"], *opts["args"]]  # runpy sets argv[0] to the file
-    else:
-        script = opts["script"]
-        if not os.path.exists(script):
-            print(f"graphmend run: can't open file {os.path.abspath(script)!r}: "
-                  "[Errno 2] No such file or directory", file=sys.stderr)
-            return 2
-        entry = os.path.dirname(os.path.abspath(script))
-        sys.argv = [script, *opts["args"]]
-    if not safe_path:
-        if sys.path:
-            sys.path[0] = entry
-        else:
-            sys.path.insert(0, entry)
-    try:
-        if opts["module"] is not None:
-            runpy.run_module(opts["module"], run_name="__main__", alter_sys=True)
-        else:
-            runpy.run_path(os.path.abspath(opts["script"]), run_name="__main__")
-    except (SystemExit, KeyboardInterrupt):
-        raise
-    except BaseException as exc:  # noqa: BLE001 - report it as Python would, exit status 1
-        if opts["module"] is not None and isinstance(exc, ImportError) and \
-                exc.__traceback__ is not None and _user_traceback(exc.__traceback__) is None:
-            # runpy's own "No module named ..." (no user frame): Python's message.
-            print(f"{sys.executable}: {exc}", file=sys.stderr)
-            return 1
-        tb = _user_traceback(exc.__traceback__)
-        sys.excepthook(type(exc), exc.with_traceback(tb), tb)
-        return 1
-    return 0
+    return run_main(argv)
 
 
 def _cmd_explain(argv: list[str]) -> int:

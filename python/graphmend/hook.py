@@ -12,26 +12,32 @@ finders load in their own way) is left to the normal machinery.
 Modelled on pytest's assertion rewriting (see docs/hook.md):
 
 * the mended code is compiled with the ORIGINAL file name, and its line
-  numbers are mapped back to the original lines (the fixes add an import line;
-  see :func:`_remap_positions`), so tracebacks, ``linecache`` and
+  lines and columns are mapped back to the original's through the engine's
+  own edit map (:class:`PositionMap`), so tracebacks, ``linecache`` and
   ``inspect.getsource`` point into the file on disk;
 * the code is cached (``marshal``) keyed on the source's hash, graphmend's
   version, the C++ rule set and the configuration; written atomically; next
   to the source in ``__pycache__`` when writable, else in a user cache
-  directory; never when ``sys.dont_write_bytecode`` is set;
+  directory, or in an explicit ``cache_dir`` (also under
+  ``sys.dont_write_bytecode``, which otherwise stops the writes); every
+  entry carries a checksum and a damaged one is mended afresh;
 * ``# graphmend: skip-file`` on a line of its own opts a module out;
 * a module that cannot be mended loads unmodified, with one warning.
 """
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
 import marshal
+import operator
 import os
 import re
+import struct
 import sys
 import threading
 import types
@@ -54,14 +60,29 @@ __all__ = [
 SKIP_FILE_MARKER = "# graphmend: skip-file"
 _SKIP_RE = re.compile(rb"^[ \t\f]*#[ \t]*graphmend:[ \t]*skip-file[ \t]*\r?$", re.MULTILINE)
 
+
+def _skips(data: bytes) -> bool:
+    # The substring test first: the multi-line regex alone scans every line.
+    return b"skip-file" in data and _SKIP_RE.search(data) is not None
+
 # Cache file layout: _CACHE_MAGIC, the interpreter's bytecode magic, the
-# 32-byte key (sha256), one kind byte, then the payload:
+# 32-byte key (sha256), one kind byte, the lengths of the metadata and of the
+# payload (4 bytes each, little-endian), a SHA-256 over all of the above and
+# both bodies, then the metadata (JSON: the fixes applied, by rule) and the
+# payload:
 #   b"M": marshal of the mended module's code object;
 #   b"U": nothing (graphmend found nothing to change: load the module as usual).
-_CACHE_MAGIC = b"GMH\x01"
+# A file that fails any check (truncated, a flipped bit, another layout) is
+# ignored: the module is mended afresh and the entry rewritten.
+_CACHE_MAGIC = b"GMH\x02"
 _KIND_MENDED = b"M"
 _KIND_UNCHANGED = b"U"
-_HEADER = len(_CACHE_MAGIC) + len(importlib.util.MAGIC_NUMBER) + 32 + 1
+_PREFIX = len(_CACHE_MAGIC) + len(importlib.util.MAGIC_NUMBER) + 32 + 1 + 8
+_HEADER = _PREFIX + 32
+
+#: Where an explicit cache directory can also come from (install's
+#: ``cache_dir`` and ``graphmend run --cache-dir`` take precedence).
+CACHE_DIR_ENV = "GRAPHMEND_CACHE_DIR"
 
 
 class HookWarning(UserWarning):
@@ -122,129 +143,257 @@ def _ruleset_digest() -> bytes:
 
 
 # --------------------------------------------------------------------------
-# line numbers: map the mended code's positions back to the original file
+# positions: map the mended code's lines and columns back to the original
+# file, through the engine's own edit map (FixResult.source_map)
 
 
-def _lines(source: bytes) -> list[str]:
-    # decode_source applies PEP 263 and universal newlines, which is how the
-    # tokenizer counts lines (\n, \r\n and a lone \r each end one).
-    return importlib.util.decode_source(source).split("\n")
+class PositionMap:
+    """Mended ``(line, col)`` → original ``(line, col)``, from the engine's
+    source map: one ``(line, col, end_line, end_col, orig_line, orig_col,
+    orig_end_line, orig_end_col)`` marker per edited region, in order
+    (1-based lines, 0-based UTF-8 byte columns, as CPython's positions).
+
+    Text between markers is the original's, so it maps by a shift. A
+    position inside a region's new text has no counterpart: a start maps to
+    the start of the text the region replaced, an end to its end (an
+    inserted ``_graphmend_rt.`` maps to the point of insertion)."""
+
+    __slots__ = ("_line_shifts", "_markers", "_segments", "_starts", "packed")
+
+    def __init__(self, markers):
+        self._markers = [tuple(m) for m in markers]
+        self._starts = [(m[0], m[1]) for m in self._markers]
+        # Line segments: (first mended line, last, line shift), with shift
+        # None where an edit touches the line (columns change there).
+        segments = []
+        line, shift = 1, 0
+        for m in self._markers:
+            if m[0] > line:
+                segments.append((line, m[0] - 1, shift))
+            if m[2] >= line:
+                segments.append((max(line, m[0]), m[2], None))
+                line = m[2] + 1
+            shift = m[6] - m[2]
+        segments.append((line, 1 << 62, shift))
+        self._segments = segments
+        self._line_shifts: dict = {}
+        #: The markers as 8 native int64 each (for _core.remap_linetable).
+        self.packed = struct.pack(f"={8 * len(self._markers)}q",
+                                  *(v for m in self._markers for v in m))
+
+    def begin(self, line: int, col: int) -> tuple[int, int]:
+        i = bisect.bisect_right(self._starts, (line, col)) - 1
+        if i < 0:
+            return line, col
+        m = self._markers[i]
+        if (line, col) < (m[2], m[3]):
+            return m[4], m[5]
+        return self._after(m, line, col)
+
+    def end(self, line: int, col: int) -> tuple[int, int]:
+        i = bisect.bisect_left(self._starts, (line, col)) - 1
+        if i < 0:
+            return line, col
+        m = self._markers[i]
+        if (line, col) <= (m[2], m[3]):
+            return m[6], m[7]
+        return self._after(m, line, col)
+
+    @staticmethod
+    def _after(m, line, col):
+        if line == m[2]:
+            return m[6], m[7] + (col - m[3])
+        return m[6] + (line - m[2]), col
+
+    def line(self, line: int) -> int:
+        """The original line of a mended one (a line no edit touches maps
+        exactly; one an edit touches, through its start)."""
+        return self.begin(line, 0)[0]
+
+    def line_shift(self, line: int):
+        """``shift(line, line)``, remembered."""
+        try:
+            return self._line_shifts[line]
+        except KeyError:
+            value = self._line_shifts[line] = self.shift(line, line)
+            return value
+
+    def shift(self, first: int, last: int):
+        """The line shift shared by mended lines ``first..last`` when no edit
+        touches them (their columns are unchanged), else None."""
+        segments = self._segments
+        lo, hi = 0, len(segments) - 1
+        while lo < hi:  # the segment holding `first`
+            mid = (lo + hi + 1) // 2
+            if segments[mid][0] <= first:
+                lo = mid
+            else:
+                hi = mid - 1
+        _, stop, shift = segments[lo]
+        return shift if last <= stop else None
 
 
-def _line_map(original: list[str], mended: list[str]) -> tuple[list[int], list[int]]:
-    """For each 1-based mended line: the 1-based original line it stands for,
-    and how it relates to it (``_SAME``; ``_EDITED``: one line replaced by one
-    line, columns can be mapped; ``_OTHER``: inserted, or part of a block
-    replaced by a block of another length). The map never decreases: inserted
-    lines stand for the original line before them, and the extra lines of a
-    longer replacement for the block's last line."""
-    import difflib
-
-    n = len(mended)
-    where = [1] * (n + 2)
-    how = [_OTHER] * (n + 2)
-    matcher = difflib.SequenceMatcher(None, original, mended, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        for j in range(j1, j2):
-            if tag == "equal":
-                where[j + 1] = i1 + (j - j1) + 1
-                how[j + 1] = _SAME
-            elif tag == "replace":
-                where[j + 1] = i1 + min(j - j1, i2 - i1 - 1) + 1
-                if i2 - i1 == j2 - j1:
-                    how[j + 1] = _EDITED
-            else:  # insert: the original line before the insertion point
-                where[j + 1] = max(i1, 1)
-    where[n + 1] = where[n] if n else 1
-    return where, how
+def _varint(out: bytearray, value: int) -> None:
+    while value >= 64:
+        out.append(0x40 | (value & 63))
+        value >>= 6
+    out.append(value)
 
 
-_SAME, _EDITED, _OTHER = 0, 1, 2
+def _linetable(positions: list, firstlineno: int) -> bytes:
+    """CPython 3.11-3.13's location table (Objects/locations.md) for one
+    ``(line, end_line, col, end_col)`` per code unit, in the long form
+    (code 14), "no columns" (13) and "no location" (15) entries."""
+    out = bytearray()
+    append = out.append
+    line = firstlineno
+    n = len(positions)
+    i = 0
+    while i < n:
+        p = positions[i]
+        j = i + 1
+        while j < n and j - i < 8 and positions[j] == p:
+            j += 1
+        size = j - i - 1
+        start, end, col, end_col = p
+        if start is None:
+            append(0xF8 | size)  # 0x80 | 15 << 3
+            i = j
+            continue
+        delta = start - line
+        line = start
+        if col is None and (end is None or end == start):
+            append(0xE8 | size)  # 0x80 | 13 << 3
+            values = ((-delta << 1) | 1 if delta < 0 else delta << 1,)
+        else:
+            append(0xF0 | size)  # 0x80 | 14 << 3
+            values = ((-delta << 1) | 1 if delta < 0 else delta << 1,
+                      max((end if end is not None else start) - start, 0),
+                      0 if col is None else col + 1,
+                      0 if end_col is None else end_col + 1)
+        for value in values:  # varints: 6-bit chunks, 0x40 = more follow
+            while value >= 64:
+                append(0x40 | (value & 63))
+                value >>= 6
+            append(value)
+        i = j
+    return bytes(out)
 
 
-def _column_map(original: bytes, mended: bytes):
-    """A function mapping a UTF-8 column of the mended line to one of the
-    original line: unchanged text maps exactly, inserted text to the point of
-    insertion (``_graphmend_rt.print(`` → ``print(``)."""
-    import difflib
-
-    blocks = difflib.SequenceMatcher(None, original, mended, autojunk=False).get_opcodes()
-
-    def column(c: int) -> int:
-        for _tag, i1, i2, j1, j2 in blocks:
-            if j1 <= c < j2 or (c == j2 and _tag == "equal"):
-                return min(i1 + (c - j1), i2)
-        return len(original) if c >= len(mended) else 0
-
-    return column
+_CODE_LINETABLE = sys.version_info[:2] in ((3, 11), (3, 12), (3, 13))
+_START, _END = operator.itemgetter(0), operator.itemgetter(1)
 
 
-def _remap_positions(tree, original: list[str], mended: list[str]) -> None:
-    """Rewrite the positions of ``tree`` (parsed from ``mended``) in place so
-    they name lines and columns of ``original``. Columns on a line that a fix
-    rewrote are mapped through the line's character alignment; on lines that
-    have no counterpart they widen to the whole original line, so a caret
-    never points at the wrong characters."""
+def _core_remap():
+    # The same remapping as _remap_code's Python route, in the C++ extension.
+    if not _CODE_LINETABLE:
+        return None
+    try:
+        from . import _core
+    except ImportError:  # pragma: no cover - a broken install: mend() fails first
+        return None
+    return getattr(_core, "remap_linetable", None)
+
+
+_remap_linetable = _core_remap()
+
+
+def _remap_code(code: types.CodeType, pmap: PositionMap) -> types.CodeType:
+    """``code`` (compiled from mended text) with the original file's
+    positions. A code object no edit touches keeps its location table, which
+    is relative to ``co_firstlineno``: only that moves. Others get a new
+    table, every code unit's position mapped."""
+    consts = code.co_consts
+    new_consts = None
+    for i, const in enumerate(consts):
+        if type(const) is types.CodeType:
+            fixed = _remap_code(const, pmap)
+            if fixed is not const:
+                if new_consts is None:
+                    new_consts = list(consts)
+                new_consts[i] = fixed
+    changes = {} if new_consts is None else {"co_consts": tuple(new_consts)}
+    if _remap_linetable is not None:
+        try:
+            first, table = _remap_linetable(code.co_linetable, code.co_firstlineno, pmap.packed)
+        except ValueError:
+            pass  # a table the C++ reader does not know: the Python route below
+        else:
+            if first != code.co_firstlineno:
+                changes["co_firstlineno"] = first
+            if table is not None:
+                changes["co_linetable"] = table
+            return code.replace(**changes) if changes else code
+    lines = set(map(_START, code.co_positions()))
+    lines.update(map(_END, code.co_positions()))
+    lines.discard(None)
+    lines.add(code.co_firstlineno)
+    shift = pmap.shift(min(lines), max(lines))
+    if shift is not None:
+        if shift:
+            changes["co_firstlineno"] = code.co_firstlineno + shift
+        return code.replace(**changes) if changes else code
+    positions = list(code.co_positions())
+    mapped = []
+    cache: dict = {}
+    line_shift = pmap.line_shift
+    for p in positions:
+        got = cache.get(p)
+        if got is None:
+            start, end, col, end_col = p
+            if start is None:
+                got = p
+            elif (shift := line_shift(start)) is not None and (
+                    end is None or end == start or line_shift(end) == shift):
+                got = (start + shift, (start if end is None else end) + shift, col, end_col)
+            elif col is None:
+                line = pmap.line(start)
+                got = (line, line if end in (None, start) else max(pmap.line(end), line), None, None)
+            else:
+                a = pmap.begin(start, col)
+                b = pmap.end(end if end is not None else start,
+                             end_col if end_col is not None else col)
+                b = max(b, a)
+                got = (a[0], b[0], a[1], None if end_col is None else b[1])
+            cache[p] = got
+        mapped.append(got)
+    first = pmap.line(code.co_firstlineno)
+    changes["co_firstlineno"] = first
+    changes["co_linetable"] = _linetable(mapped, first)
+    return code.replace(**changes)
+
+
+def _remap_tree(tree, pmap: PositionMap) -> None:
+    """The AST route, for interpreters whose location tables
+    :func:`_linetable` does not write (3.9, 3.10): every node's position."""
     import ast
-
-    where, how = _line_map(original, mended)
-    last = len(where) - 1
-    enc = [line.encode("utf-8", "surrogatepass") for line in original]
-    columns: dict[int, object] = {}
-
-    def orig_width(line: int) -> int:
-        return len(enc[line - 1]) if 0 < line <= len(enc) else 0
-
-    def col_of(mline: int, col: int, end: bool) -> int:
-        kind = how[mline]
-        if kind == _SAME:
-            return col
-        oline = where[mline]
-        if kind == _EDITED and 0 < mline <= len(mended):
-            fn = columns.get(mline)
-            if fn is None:
-                fn = columns[mline] = _column_map(
-                    enc[oline - 1], mended[mline - 1].encode("utf-8", "surrogatepass"))
-            return fn(col)
-        return orig_width(oline) if end else 0
 
     for node in ast.walk(tree):
-        if "lineno" not in getattr(node, "_attributes", ()):
-            continue
         lineno = getattr(node, "lineno", None)
-        if lineno is None:
+        if lineno is None or "lineno" not in node._attributes:
             continue
-        end = getattr(node, "end_lineno", None)
-        a = min(max(lineno, 1), last)
-        new_lineno = where[a]
-        node.lineno = new_lineno
-        node.col_offset = col_of(a, getattr(node, "col_offset", 0) or 0, False)
-        if end is None:
+        a = pmap.begin(lineno, node.col_offset)
+        node.lineno, node.col_offset = a
+        end_lineno = getattr(node, "end_lineno", None)
+        if end_lineno is None:
             continue
-        b = min(max(end, 1), last)
-        new_end = max(where[b], new_lineno)
-        node.end_lineno = new_end
-        end_col = getattr(node, "end_col_offset", None)
-        if end_col is not None:
-            end_col = col_of(b, end_col, True)
-            if new_end == new_lineno and end_col < node.col_offset:
-                node.col_offset, end_col = 0, orig_width(new_end)
-            node.end_col_offset = end_col
+        b = pmap.end(end_lineno, node.end_col_offset)
+        b = max(b, a)
+        node.end_lineno, node.end_col_offset = b
 
 
-def compile_mended(original: bytes, mended: bytes | str, path: str):
-    """Compile ``mended`` (the fixed text of ``original``) as code of the file
-    ``path``: file name and line numbers are the original's."""
+def compile_mended(mended: bytes | str, path: str, source_map):
+    """Compile ``mended`` (the engine's fixed text of the file ``path``,
+    with the engine's ``source_map``) as code of that file: the file name,
+    lines and columns are the original's."""
+    pmap = PositionMap(source_map)
+    if _CODE_LINETABLE:
+        code = compile(mended, path, "exec", dont_inherit=True, optimize=-1)
+        return _remap_code(code, pmap)
     import ast
 
-    if isinstance(mended, str):
-        mended_text = mended
-        mended_lines = mended.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    else:
-        mended_text = mended
-        mended_lines = _lines(mended)
-    tree = ast.parse(mended_text, filename=path)
-    _remap_positions(tree, _lines(original), mended_lines)
+    tree = compile(mended, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True, optimize=-1)
+    _remap_tree(tree, pmap)
     return compile(tree, path, "exec", dont_inherit=True, optimize=-1)
 
 
@@ -273,29 +422,51 @@ def _write_atomic(path: str, data: bytes, mode: int) -> None:
         raise
 
 
+def _cache_entry(key: bytes, kind: bytes, meta: bytes, payload: bytes) -> bytes:
+    prefix = (_CACHE_MAGIC + importlib.util.MAGIC_NUMBER + key + kind
+              + len(meta).to_bytes(4, "little") + len(payload).to_bytes(4, "little"))
+    digest = hashlib.sha256(prefix)
+    digest.update(meta)
+    digest.update(payload)
+    return prefix + digest.digest() + meta + payload
+
+
 def _read_cache(path: str, key: bytes):
-    """``(kind, code)`` from a valid cache file for ``key``, else None."""
+    """``(kind, code, fixes)`` from a valid cache file for ``key``, else
+    None. Everything read is checked (layout, key, lengths, checksum) before
+    it is unmarshalled, so a damaged file is never loaded."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
         return None
-    magic = importlib.util.MAGIC_NUMBER
     if (len(data) < _HEADER or not data.startswith(_CACHE_MAGIC)
-            or data[4:8] != magic or data[8:40] != key):
+            or data[4:8] != importlib.util.MAGIC_NUMBER or data[8:40] != key):
         return None
     kind = data[40:41]
-    if kind == _KIND_UNCHANGED:
-        return kind, None
-    if kind != _KIND_MENDED:
+    meta_len = int.from_bytes(data[41:45], "little")
+    payload_len = int.from_bytes(data[45:49], "little")
+    if len(data) != _HEADER + meta_len + payload_len or kind not in (_KIND_MENDED,
+                                                                     _KIND_UNCHANGED):
+        return None
+    digest = hashlib.sha256(memoryview(data)[:_PREFIX])
+    digest.update(memoryview(data)[_HEADER:])
+    if digest.digest() != data[_PREFIX:_HEADER]:
         return None
     try:
-        code = marshal.loads(data[_HEADER:])
-    except (EOFError, ValueError, TypeError):
+        import json
+
+        fixes = json.loads(data[_HEADER:_HEADER + meta_len]) if meta_len else {}
+        if not isinstance(fixes, dict):
+            return None
+        if kind == _KIND_UNCHANGED:
+            return kind, None, fixes
+        code = marshal.loads(memoryview(data)[_HEADER + meta_len:])
+    except Exception:  # noqa: BLE001 - whatever it holds, it is not ours
         return None
     if not isinstance(code, types.CodeType):
         return None
-    return kind, code
+    return kind, code, fixes
 
 
 def _fix_co_filename(code, path: str) -> None:
@@ -312,31 +483,21 @@ def _fix_co_filename(code, path: str) -> None:
 # finder and loader
 
 
+@dataclasses.dataclass(frozen=True)
 class _Config:
-    __slots__ = ("cache_dir", "ignore", "packages", "regions", "select", "unsafe")
-
-    def __init__(self, packages, unsafe, select, ignore, cache_dir, regions="all"):
-        self.packages = packages
-        self.unsafe = unsafe
-        self.regions = regions
-        self.select = select
-        self.ignore = ignore
-        self.cache_dir = cache_dir
-
-    def astuple(self):
-        return (self.packages, self.unsafe, self.select, self.ignore, self.cache_dir,
-                self.regions)
-
-    def __eq__(self, other):
-        return isinstance(other, _Config) and self.astuple() == other.astuple()
-
-    def __hash__(self):
-        return hash(self.astuple())
+    packages: tuple
+    unsafe: bool
+    select: tuple | None
+    ignore: tuple | None
+    cache_dir: str | None
+    regions: str = "all"
+    dynamo_switches: bool = False
 
     def __repr__(self):
         return (f"packages={list(self.packages)!r}, unsafe={self.unsafe!r}, "
                 f"select={self.select!r}, ignore={self.ignore!r}, "
-                f"regions={self.regions!r}, cache_dir={self.cache_dir!r}")
+                f"regions={self.regions!r}, cache_dir={self.cache_dir!r}, "
+                f"dynamo_switches={self.dynamo_switches!r}")
 
 
 def _normalize_packages(packages) -> tuple[str, ...]:
@@ -379,21 +540,30 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
     """
 
     def __init__(self, packages, *, unsafe=False, select=None, ignore=None, cache_dir=None,
-                 regions="all"):
+                 regions="all", dynamo_switches=False):
         from . import lint
 
         lint._all_regions(regions)  # validates
+        if cache_dir is None:
+            cache_dir = os.environ.get(CACHE_DIR_ENV) or None
         self.config = _Config(
             _normalize_packages(packages), bool(unsafe), _selectors(select),
             _selectors(ignore),
             os.path.abspath(os.fspath(cache_dir)) if cache_dir is not None else None,
-            regions)
+            regions, bool(dynamo_switches))
         self.packages = self.config.packages
         self.stats: Counter = Counter()
+        #: Fixes applied, by rule, over the modules this finder mended (from
+        #: the cache too).
+        self.fixes: Counter = Counter()
+        #: How each selected module was loaded: "mended", "mended (cached)",
+        #: "unchanged", "unchanged (cached)", "skipped", "failed".
+        self.modules: dict = {}
         self._stats_lock = threading.Lock()
         self._tops = frozenset(p.split(".")[0] for p in self.packages)
         self._busy = threading.local()
         self._key_prefix: bytes | None = None
+        self._switches: _Switches | None = None
         self._key_lock = threading.Lock()
 
     def __repr__(self):
@@ -445,6 +615,12 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
     def count(self, what: str) -> None:
         with self._stats_lock:
             self.stats[what] += 1
+
+    def record(self, fullname: str, how: str, fixes=None) -> None:
+        with self._stats_lock:
+            self.modules[fullname] = how
+            if fixes:
+                self.fixes.update(fixes)
 
     def key(self, source: bytes) -> bytes:
         """The cache key of one module: its source and everything that
@@ -529,7 +705,7 @@ class GraphmendLoader(importlib.machinery.SourceFileLoader):
         """The text graphmend makes of this module (the file's text when it
         is not mended), in the file's encoding."""
         data = self.get_data(self.path)
-        if _SKIP_RE.search(data):
+        if _skips(data):
             return data
         try:
             result = self.finder.mend(data, self.path)
@@ -550,8 +726,9 @@ class GraphmendLoader(importlib.machinery.SourceFileLoader):
             data = self.get_data(path)
         except OSError:
             return self._unmodified(fullname), False, None  # raises ImportError as usual
-        if _SKIP_RE.search(data):
+        if _skips(data):
             finder.count("skipped")
+            finder.record(fullname, "skipped")
             return self._unmodified(fullname), False, None
         key = finder.key(data)
         paths = finder.cache_paths(fullname, path)
@@ -560,9 +737,11 @@ class GraphmendLoader(importlib.machinery.SourceFileLoader):
             if hit is None:
                 continue
             finder.count("cache_hit")
-            kind, code = hit
+            kind, code, fixes = hit
             if kind == _KIND_UNCHANGED:
+                finder.record(fullname, "unchanged (cached)")
                 return self._unmodified(fullname), False, None
+            finder.record(fullname, "mended (cached)", fixes)
             _fix_co_filename(code, path)
             return code, True, cache
 
@@ -588,7 +767,7 @@ class GraphmendLoader(importlib.machinery.SourceFileLoader):
         code = None
         if reason is None and result.status == "fixed":
             try:
-                code = compile_mended(data, result.source, path)
+                code = compile_mended(result.source, path, result.source_map)
             except Exception as exc:  # noqa: BLE001
                 reason = f"the mended text does not compile ({type(exc).__name__}: {exc})"
         if reason is not None:
@@ -596,6 +775,7 @@ class GraphmendLoader(importlib.machinery.SourceFileLoader):
             # exactly as without the hook; otherwise the module loads as is.
             code = self._unmodified(fullname)
             finder.count("failed")
+            finder.record(fullname, "failed")
             _warn_once(("failed", fullname, reason),
                        f"graphmend: could not mend {fullname} ({path}): {reason}; "
                        "loaded unmodified")
@@ -603,16 +783,24 @@ class GraphmendLoader(importlib.machinery.SourceFileLoader):
 
         if code is None:  # nothing to change
             finder.count("unchanged")
-            self._store(paths, key, _KIND_UNCHANGED, b"")
+            finder.record(fullname, "unchanged")
+            self._store(paths, key, _KIND_UNCHANGED, {}, b"")
             return self._unmodified(fullname), False, None
         finder.count("mended")
-        written = self._store(paths, key, _KIND_MENDED, marshal.dumps(code))
+        fixes = dict(result.applied_per_code)
+        finder.record(fullname, "mended", fixes)
+        written = self._store(paths, key, _KIND_MENDED, fixes, marshal.dumps(code))
         return code, True, written or (paths[0] if paths else None)
 
-    def _store(self, paths, key, kind, payload) -> str | None:
-        if sys.dont_write_bytecode or not paths:
+    def _store(self, paths, key, kind, fixes, payload) -> str | None:
+        # An explicit cache directory is written even under
+        # sys.dont_write_bytecode: the user asked for it by name.
+        if not paths or (sys.dont_write_bytecode and self.finder.config.cache_dir is None):
             return None
-        data = _CACHE_MAGIC + importlib.util.MAGIC_NUMBER + key + kind + payload
+        import json
+
+        meta = json.dumps(fixes, sort_keys=True).encode() if fixes else b""
+        data = _cache_entry(key, kind, meta, payload)
         try:
             mode = (os.stat(self.path).st_mode | 0o200) & 0o666
         except OSError:
@@ -656,21 +844,128 @@ def _imported_without_hook(package: str) -> list[str]:
     return sorted(out)
 
 
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs callbacks once a module's own code has run (the first time it is
+    imported): how ``dynamo_switches`` reach ``torch._dynamo.config`` and
+    ``graphmend run --report`` reaches Dynamo, without importing torch
+    before the program does. It finds nothing itself: it asks the finders
+    behind it and wraps the loader's ``exec_module``."""
+
+    def __init__(self):
+        self.callbacks: dict = {}
+        self._busy = threading.local()
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in self.callbacks:
+            return None
+        busy = self._busy.__dict__.setdefault("names", set())
+        if fullname in busy:
+            return None
+        busy.add(fullname)
+        try:
+            spec = None
+            for finder in list(sys.meta_path):
+                find = getattr(finder, "find_spec", None)
+                if finder is self or find is None:
+                    continue
+                spec = find(fullname, path, target)
+                if spec is not None:
+                    break
+        finally:
+            busy.discard(fullname)
+        loader = getattr(spec, "loader", None)
+        if loader is None or isinstance(loader, type) or not hasattr(loader, "__dict__") \
+                or not hasattr(loader, "exec_module"):
+            return spec  # a loader shared by many modules (a class): not wrapped
+        run = loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            for callback in self.callbacks.pop(fullname, ()):
+                callback(module)
+            if not self.callbacks and self in sys.meta_path:
+                sys.meta_path.remove(self)
+
+        loader.exec_module = exec_module
+        return spec
+
+    def invalidate_caches(self):
+        pass
+
+
+_after_import = _AfterImport()
+
+
+def when_imported(name: str, callback) -> None:
+    """Call ``callback(module)`` once ``name`` is imported: now if it already
+    is, else right after its code has run."""
+    module = sys.modules.get(name)
+    if module is not None:
+        callback(module)
+        return
+    _after_import.callbacks.setdefault(name, []).append(callback)
+    if _after_import not in sys.meta_path:
+        sys.meta_path.insert(0, _after_import)
+
+
+def _forget_callback(name: str, callback) -> None:
+    callbacks = _after_import.callbacks.get(name)
+    if callbacks and callback in callbacks:
+        callbacks.remove(callback)
+        if not callbacks:
+            del _after_import.callbacks[name]
+    if not _after_import.callbacks and _after_import in sys.meta_path:
+        sys.meta_path.remove(_after_import)
+
+
+#: The Dynamo settings ``dynamo_switches=True`` turns on (see docs/hook.md).
+DYNAMO_SWITCHES = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops")
+
+
+class _Switches:
+    """Turns DYNAMO_SWITCHES on in ``torch._dynamo.config`` when it is
+    imported, and back to their earlier values on :meth:`restore`."""
+
+    def __init__(self):
+        self.saved: dict | None = None
+
+    def __call__(self, config) -> None:
+        self.saved = {name: getattr(config, name) for name in DYNAMO_SWITCHES}
+        for name in DYNAMO_SWITCHES:
+            setattr(config, name, True)
+
+    def restore(self) -> None:
+        _forget_callback("torch._dynamo.config", self)
+        config = sys.modules.get("torch._dynamo.config")
+        if self.saved is not None and config is not None:
+            for name, value in self.saved.items():
+                setattr(config, name, value)
+        self.saved = None
+
+
 def install(packages, *, unsafe=False, select=None, ignore=None,
-            cache_dir=None, regions="all") -> GraphmendFinder:
+            cache_dir=None, regions="all", dynamo_switches=False) -> GraphmendFinder:
     """Mend the modules of ``packages`` as they are imported from now on.
 
     ``packages``: names (``"transformers"``, or a subpackage such as
     ``"transformers.models.bart"``; a list, or one comma-separated string);
     the package and every submodule below it are mended. ``unsafe``: also
     apply unsafe fixes. ``select`` / ``ignore``: rule selectors as on the
-    command line. ``cache_dir``: keep the cached code there instead of next to
-    each source (``__pycache__``, falling back to :func:`user_cache_dir`).
+    command line. ``cache_dir`` (default: ``$GRAPHMEND_CACHE_DIR``): keep the
+    cached code there instead of next to each source (``__pycache__``,
+    falling back to :func:`user_cache_dir`); an explicit directory is written
+    even under ``sys.dont_write_bytecode`` (``PYTHONDONTWRITEBYTECODE=1``),
+    which otherwise stops all cache writes.
     ``regions``: ``"all"`` (default: library mode, every function of a mended
     module is treated as compiled code, because a package's helpers are
     reached from compiled ``forward``s in other modules, which a one-file
     analysis cannot see; every fix is exact when the code runs eagerly) or
     ``"reachable"`` (only what ``graphmend check`` reports by default).
+    ``dynamo_switches``: also turn on ``torch._dynamo.config``'s
+    ``capture_scalar_outputs`` and ``capture_dynamic_output_shape_ops`` (when
+    torch._dynamo is imported, or now if it already is; :func:`uninstall`
+    puts back the earlier values). They trade graph breaks for unbacked
+    symbols, runtime asserts and recompiles: see docs/hook.md.
 
     Installing with the same arguments again does nothing; with other
     arguments it replaces the previous hook. A selected package that was
@@ -678,7 +973,8 @@ def install(packages, *, unsafe=False, select=None, ignore=None,
     says so, once per package. Returns the finder.
     """
     finder = GraphmendFinder(packages, unsafe=unsafe, select=select, ignore=ignore,
-                             cache_dir=cache_dir, regions=regions)
+                             cache_dir=cache_dir, regions=regions,
+                             dynamo_switches=dynamo_switches)
     current = installed()
     if current is not None and current.config == finder.config:
         return current
@@ -697,6 +993,9 @@ def install(packages, *, unsafe=False, select=None, ignore=None,
                        f"{package!r}.")
     uninstall()
     sys.meta_path.insert(0, finder)
+    if finder.config.dynamo_switches:
+        finder._switches = _Switches()
+        when_imported("torch._dynamo.config", finder._switches)
     return finder
 
 
@@ -708,5 +1007,8 @@ def uninstall() -> bool:
     for finder in list(sys.meta_path):
         if isinstance(finder, GraphmendFinder):
             sys.meta_path.remove(finder)
+            if finder._switches is not None:
+                finder._switches.restore()
+                finder._switches = None
             found = True
     return found

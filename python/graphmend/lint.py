@@ -133,6 +133,11 @@ class FixResult:
     culprits: list[AppliedFix] = field(default_factory=list)
     encoding: str = "utf-8"
     rule_errors: list[dict] = field(default_factory=list)
+    #: ``status == "fixed"``: the engine's edit map, one ``(line, col,
+    #: end_line, end_col, orig_line, orig_col, orig_end_line, orig_end_col)``
+    #: per edited region of ``source`` (all rounds composed; 1-based lines,
+    #: 0-based UTF-8 byte columns); text between regions is the input's.
+    source_map: tuple = ()
 
     @property
     def changed(self) -> bool:
@@ -407,7 +412,8 @@ def fix_source(source: str | bytes, path: str | None = None, unsafe: bool = Fals
         diagnostics=[diagnostic_from_dict(d, path) for d in res["diagnostics"]],
         applied=_applied(res["applied"]), status=res["status"],
         applied_per_code=dict(res["applied_per_code"]), culprits=_applied(res["culprits"]),
-        encoding=res["encoding"], rule_errors=list(res["rule_errors"]))
+        encoding=res["encoding"], rule_errors=list(res["rule_errors"]),
+        source_map=tuple(res["source_map"]) if res["status"] == "fixed" else ())
 
 
 def rules() -> list[dict]:

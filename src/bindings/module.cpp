@@ -10,7 +10,9 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -141,6 +143,9 @@ struct Outcome {
   std::string status;
   std::vector<gm::lint::AppliedFix> applied, culprits, invalid;
   int rounds = 0;
+  // The source map, as (line, col) pairs: the mended range, then the
+  // original range it replaced (0-based UTF-8 byte columns, 1-based lines).
+  std::vector<std::pair<gm::lint::Location, gm::lint::Location>> source_map;
 };
 
 std::vector<Located> locate_all(std::vector<gm::lint::Diagnostic> diags, std::string_view text,
@@ -276,6 +281,11 @@ nb::dict outcome_dict(const Outcome& o, bool unsafe, bool is_fix) {
     out["culprits"] = applied_list(o.culprits);
     out["invalid"] = applied_list(o.invalid);
     out["rounds"] = o.rounds;
+    nb::list markers;
+    for (const auto& [dest, src] : o.source_map)
+      markers.append(nb::make_tuple(dest.line, dest.col, dest.end_line, dest.end_col, src.line,
+                                    src.col, src.end_line, src.end_col));
+    out["source_map"] = markers;
   }
   return out;
 }
@@ -344,6 +354,13 @@ nb::dict fix(nb::bytes data, int minor, std::vector<std::string> select,
       o.culprits = std::move(r.culprits);
       o.invalid = std::move(r.invalid);
       o.rounds = r.rounds;
+      if (!r.source_map.empty()) {
+        const auto original_lines = index_lines(source.text(), source.body_offset());
+        for (const auto& m : r.source_map.markers())
+          o.source_map.emplace_back(
+              gm::lint::locate(o.text, lines, m.dest_begin, m.dest_end),
+              gm::lint::locate(source.text(), original_lines, m.src_begin, m.src_end));
+      }
     }
   }
   return outcome_dict(o, unsafe_fixes, true);
@@ -404,6 +421,213 @@ nb::list rules() {
   return out;
 }
 
+// ------------------------------------------------------------ positions
+//
+// The import hook's position remapping of one code object (CPython 3.11 to
+// 3.13 location tables, Objects/locations.md), done here because it is a
+// loop over every instruction: python/graphmend/hook.py's PositionMap and
+// _linetable are the reference (and the route on other versions).
+
+struct Pos {
+  std::int64_t line, col;
+  bool operator<(const Pos& o) const { return line != o.line ? line < o.line : col < o.col; }
+  bool operator<=(const Pos& o) const { return !(o < *this); }
+};
+
+struct Marker {
+  Pos dest_begin, dest_end, src_begin, src_end;
+};
+
+struct PositionMap {
+  std::vector<Marker> markers;
+  struct Segment {
+    std::int64_t first, last;
+    bool clean;
+    std::int64_t shift;
+  };
+  std::vector<Segment> segments;
+
+  // `raw`: 8 native int64 per marker, as hook.PositionMap.packed.
+  explicit PositionMap(std::string_view raw) {
+    for (std::size_t at = 0; at + 64 <= raw.size(); at += 64) {
+      std::array<std::int64_t, 8> m;
+      std::memcpy(m.data(), raw.data() + at, 64);
+      markers.push_back({{m[0], m[1]}, {m[2], m[3]}, {m[4], m[5]}, {m[6], m[7]}});
+    }
+    std::int64_t line = 1, shift = 0;
+    for (const auto& m : markers) {
+      if (m.dest_begin.line > line) segments.push_back({line, m.dest_begin.line - 1, true, shift});
+      if (m.dest_end.line >= line) {
+        segments.push_back({std::max(line, m.dest_begin.line), m.dest_end.line, false, 0});
+        line = m.dest_end.line + 1;
+      }
+      shift = m.src_end.line - m.dest_end.line;
+    }
+    segments.push_back({line, std::int64_t{1} << 62, true, shift});
+  }
+
+  static Pos after(const Marker& m, Pos p) {
+    if (p.line == m.dest_end.line) return {m.src_end.line, m.src_end.col + (p.col - m.dest_end.col)};
+    return {m.src_end.line + (p.line - m.dest_end.line), p.col};
+  }
+  Pos begin(Pos p) const {
+    auto it = std::upper_bound(markers.begin(), markers.end(), p,
+                               [](const Pos& q, const Marker& m) { return q < m.dest_begin; });
+    if (it == markers.begin()) return p;
+    const Marker& m = *std::prev(it);
+    return p < m.dest_end ? m.src_begin : after(m, p);
+  }
+  Pos end(Pos p) const {
+    auto it = std::lower_bound(markers.begin(), markers.end(), p,
+                               [](const Marker& m, const Pos& q) { return m.dest_begin < q; });
+    if (it == markers.begin()) return p;
+    const Marker& m = *std::prev(it);
+    return p <= m.dest_end ? m.src_end : after(m, p);
+  }
+  // The shift of lines first..last when no edit touches them.
+  std::optional<std::int64_t> shift(std::int64_t first, std::int64_t last) const {
+    auto it = std::upper_bound(segments.begin(), segments.end(), first,
+                               [](std::int64_t l, const Segment& s) { return l < s.first; });
+    if (it == segments.begin()) return std::nullopt;
+    const Segment& s = *std::prev(it);
+    if (!s.clean || last > s.last) return std::nullopt;
+    return s.shift;
+  }
+};
+
+struct Entry {
+  int units;
+  bool none;  // no location
+  std::int64_t line, end_line, col, end_col;  // -1: None (columns)
+};
+
+std::optional<std::vector<Entry>> decode_linetable(std::string_view t, std::int64_t first) {
+  std::vector<Entry> out;
+  std::size_t i = 0;
+  std::int64_t line = first;
+  const auto byte = [&]() -> std::optional<std::uint8_t> {
+    if (i >= t.size()) return std::nullopt;
+    return static_cast<std::uint8_t>(t[i++]);
+  };
+  const auto varint = [&]() -> std::optional<std::int64_t> {
+    std::int64_t v = 0;
+    int shift = 0;
+    for (;;) {
+      auto b = byte();
+      if (!b || shift > 56) return std::nullopt;
+      v |= std::int64_t(*b & 63) << shift;
+      shift += 6;
+      if (!(*b & 64)) return v;
+    }
+  };
+  while (i < t.size()) {
+    const auto head = static_cast<std::uint8_t>(t[i++]);
+    if (!(head & 0x80)) return std::nullopt;
+    const int code = (head >> 3) & 15;
+    Entry e{(head & 7) + 1, false, 0, 0, -1, -1};
+    if (code == 15) {
+      e.none = true;
+    } else if (code == 14 || code == 13) {
+      auto d = varint();
+      if (!d) return std::nullopt;
+      line += (*d & 1) ? -(*d >> 1) : (*d >> 1);
+      e.line = e.end_line = line;
+      if (code == 14) {
+        auto el = varint(), c = varint(), ec = varint();
+        if (!el || !c || !ec) return std::nullopt;
+        e.end_line = line + *el;
+        e.col = *c - 1;
+        e.end_col = *ec - 1;
+      }
+    } else if (code >= 10) {
+      line += code - 10;
+      auto c = byte(), ec = byte();
+      if (!c || !ec) return std::nullopt;
+      e.line = e.end_line = line;
+      e.col = *c;
+      e.end_col = *ec;
+    } else {
+      auto b = byte();
+      if (!b) return std::nullopt;
+      e.line = e.end_line = line;
+      e.col = code * 8 + ((*b >> 4) & 7);
+      e.end_col = e.col + (*b & 15);
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
+void put_varint(std::string& out, std::uint64_t v) {
+  while (v >= 64) {
+    out.push_back(static_cast<char>(0x40 | (v & 63)));
+    v >>= 6;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+// remap_linetable(linetable, firstlineno, markers) -> (firstlineno, linetable | None)
+// None: no edit touches the code object's lines; only firstlineno moves.
+// Raises ValueError for a table it cannot read (the caller falls back).
+nb::tuple remap_linetable(nb::bytes table, std::int64_t firstlineno, nb::bytes raw) {
+  std::string_view t(table.c_str(), table.size());
+  const PositionMap map(std::string_view(raw.c_str(), raw.size()));
+  auto entries = decode_linetable(t, firstlineno);
+  if (!entries) throw std::invalid_argument("unreadable location table");
+  std::int64_t lo = firstlineno, hi = firstlineno;
+  for (const auto& e : *entries) {
+    if (e.none) continue;
+    lo = std::min(lo, e.line);
+    hi = std::max(hi, std::max(e.line, e.end_line));
+  }
+  if (auto shift = map.shift(lo, hi)) return nb::make_tuple(firstlineno + *shift, nb::none());
+  const std::int64_t first = map.begin({firstlineno, 0}).line;
+  std::string out;
+  out.reserve(t.size() + t.size() / 2);
+  std::int64_t line = first;
+  for (const auto& e : *entries) {
+    const int size = e.units - 1;
+    if (e.none) {
+      out.push_back(static_cast<char>(0xF8 | size));
+      continue;
+    }
+    std::int64_t start_line, end_line, col = -1, end_col = -1;
+    auto s1 = map.shift(e.line, e.line);
+    if (s1 && (e.end_line == e.line || map.shift(e.end_line, e.end_line) == s1)) {
+      start_line = e.line + *s1;
+      end_line = e.end_line + *s1;
+      col = e.col;
+      end_col = e.end_col;
+    } else if (e.col < 0) {
+      start_line = map.begin({e.line, 0}).line;
+      end_line = e.end_line == e.line ? start_line
+                                      : std::max(map.begin({e.end_line, 0}).line, start_line);
+    } else {
+      Pos a = map.begin({e.line, e.col});
+      Pos b = map.end({e.end_line, e.end_col >= 0 ? e.end_col : e.col});
+      if (b < a) b = a;
+      start_line = a.line;
+      end_line = b.line;
+      col = a.col;
+      end_col = e.end_col >= 0 ? b.col : -1;
+    }
+    const std::int64_t delta = start_line - line;
+    line = start_line;
+    const std::uint64_t zig = delta < 0 ? (std::uint64_t(-delta) << 1) | 1 : std::uint64_t(delta) << 1;
+    if (col < 0 && end_line == start_line) {
+      out.push_back(static_cast<char>(0xE8 | size));
+      put_varint(out, zig);
+    } else {
+      out.push_back(static_cast<char>(0xF0 | size));
+      put_varint(out, zig);
+      put_varint(out, static_cast<std::uint64_t>(std::max<std::int64_t>(end_line - start_line, 0)));
+      put_varint(out, static_cast<std::uint64_t>(col + 1));
+      put_varint(out, static_cast<std::uint64_t>(end_col + 1));
+    }
+  }
+  return nb::make_tuple(first, nb::bytes(out.data(), out.size()));
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -424,13 +648,22 @@ NB_MODULE(_core, m) {
         nb::arg("all_regions") = false, nb::arg("extra_roots") = std::vector<std::string>{},
         "Fix source bytes to a fixpoint. Returns check's dict (diagnostics: what remains) "
         "plus status, text (mended, UTF-8 bytes, BOM kept), applied, applied_per_code, "
-        "culprits, invalid, rounds.");
+        "culprits, invalid, rounds, and source_map: one (line, col, end_line, end_col, "
+        "orig_line, orig_col, orig_end_line, orig_end_col) per edit region, in order: that "
+        "range of text replaced that range of the input (all rounds composed; columns are "
+        "0-based UTF-8 bytes); text between regions is the input's, unchanged.");
+  m.def("remap_linetable", &remap_linetable, nb::arg("linetable"), nb::arg("firstlineno"),
+        nb::arg("markers"),
+        "The import hook's position remapping of one code object (CPython 3.11-3.13 "
+        "location table): returns (firstlineno, new_table), new_table None when no edit "
+        "touches the code object (only firstlineno moves). markers: FixResult.source_map "
+        "packed as 8 native int64 per marker.");
   m.def("package_roots", &package_roots, nb::arg("files"), nb::arg("minor"),
         nb::arg("include_own") = false, nb::arg("jobs") = 1,
         "Package-wide regions: for [(module, is_package, source bytes)], per file the dotted "
         "names of functions reached from compiled code elsewhere in the package; pass them "
-        "to check/fix as extra_roots. jobs: threads for the per-file summaries. include_own: every reached function, each file's own "
-        "regions too.");
+        "to check/fix as extra_roots. jobs: threads for the per-file summaries. "
+        "include_own: every reached function, each file's own regions too.");
   m.def("rules", &rules, "Every shipped rule: [{code, name, summary, documentation}].");
   m.def("is_valid_selector", [](const std::string& s) { return gm::lint::is_valid_selector(s); },
         nb::arg("selector"), "Is this a valid --select/--ignore selector?");

@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -266,10 +267,80 @@ def _statements(tree):
     return [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
 
 
-def test_remapped_positions_match_the_original_statements():
-    """Every fixture the rules mend: the code compiles (positions valid), every
-    statement the fixes did not touch keeps its original line range, and
-    every position lies inside the original file."""
+RAISES_SOURCE = '''\
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def forward(self, x, d):
+        print("inputs", x, d); y = d + 1
+        print("ratio", x.size / d)
+        return y
+'''
+
+
+@pytest.mark.parametrize("route", ["code", "code-python", "ast"])
+def test_mended_module_raising_points_to_original_line_and_column(pkg, monkeypatch, route):
+    """The fixes rewrite both print lines (and insert the runtime import
+    above them); the ZeroDivisionError's line and caret columns are the
+    original file's. Routes: location tables rewritten by the C++
+    extension, by the Python reference, or the AST remapped."""
+    if route == "ast":
+        monkeypatch.setattr(hook, "_CODE_LINETABLE", False)
+    if route == "code-python":
+        monkeypatch.setattr(hook, "_remap_linetable", None)
+    (pkg.dir / "raises.py").write_text(RAISES_SOURCE)
+    graphmend.install([pkg.name], cache_dir=pkg.cache)
+    mod = _import(f"{pkg.name}.raises")
+    assert mod.__graphmend_mended__
+    mended = mod.__loader__.get_mended_source().decode()
+    assert '_graphmend_rt.print("ratio", x.size / d)' in mended
+    path = pkg.dir / "raises.py"
+    line = _line_of(path, 'print("ratio"')
+
+    class X:
+        size = 1
+
+    with pytest.raises(ZeroDivisionError) as info, contextlib.redirect_stdout(io.StringIO()):
+        mod.Net().forward(X(), 0)
+    frame = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert (frame.filename, frame.lineno, frame.name) == (str(path), line, "forward")
+    original = path.read_text().splitlines()[line - 1]
+    if hasattr(frame, "colno"):
+        assert original[frame.colno:frame.end_colno] == "x.size / d"
+    # A statement the fix did not touch, on a line it did.
+    code = mod.Net.forward.__code__
+    first = _line_of(path, "y = d + 1")
+    cols = {(p[0], p[2], p[3]) for p in code.co_positions() if p[0] == first}
+    text = path.read_text().splitlines()[first - 1]
+    assert any(text[a:b] == "d + 1" for _, a, b in cols if a is not None)
+    assert code.co_firstlineno == _line_of(path, "def forward")
+
+
+def _code_objects(code):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, type(code)):
+            yield from _code_objects(const)
+
+
+def _source_tokens(text: str):
+    """(line, col, token text) of every NAME/NUMBER/STRING/OP token."""
+    import tokenize
+
+    out = {}
+    lines = text.splitlines(keepends=True)
+    for tok in tokenize.generate_tokens(iter(lines).__next__):
+        if tok.type in (tokenize.NAME, tokenize.NUMBER, tokenize.STRING, tokenize.OP):
+            out[tok.start] = tok.string
+    return out
+
+
+def test_positions_come_from_the_engine_map_and_name_original_tokens():
+    """Every fixture the rules mend: the mended code compiles with the
+    engine's map; every position lies inside the original file; a code unit
+    whose (mended) position starts at a token the fixes kept starts at the
+    same token in the original; function first lines are the original's."""
     import ast
 
     checked = 0
@@ -283,22 +354,70 @@ def test_remapped_positions_match_the_original_statements():
             continue
         if result.status != "fixed":
             continue
-        hook.compile_mended(data, result.source, str(path))
-        original, mended = hook._lines(data), hook._lines(result.source)
-        _, how = hook._line_map(original, mended)
-        tree = ast.parse(result.source)
-        untouched = [n for n in _statements(tree)
-                     if how[n.lineno] == hook._SAME and how[n.end_lineno] == hook._SAME]
-        hook._remap_positions(tree, original, mended)
-        expected = {(type(n).__name__, n.lineno, n.end_lineno)
-                    for n in _statements(ast.parse(data))}
-        for n in untouched:
-            assert (type(n).__name__, n.lineno, n.end_lineno) in expected, (path, n.lineno)
-        for n in ast.walk(tree):
-            if "lineno" in n._attributes:
-                assert 1 <= n.lineno <= n.end_lineno <= len(original), (path, n.lineno)
+        assert result.source_map
+        original = data.decode("utf-8")
+        mended_text = result.source.decode("utf-8")
+        orig_lines = original.splitlines()
+        mended_code = compile(result.source, str(path), "exec", dont_inherit=True)
+        code = hook.compile_mended(result.source, str(path), result.source_map)
+        pmap = hook.PositionMap(result.source_map)
+        orig_tokens = _source_tokens(original)
+        mended_tokens = _source_tokens(mended_text)
+        kept = 0
+        for before, after in zip(_code_objects(mended_code), _code_objects(code)):
+            assert before.co_code == after.co_code
+            for p, q in zip(before.co_positions(), after.co_positions()):
+                if q[0] is None or p[0] == 0:  # 0: a module's RESUME
+                    assert q[0] == p[0]
+                    continue
+                assert 1 <= q[0] <= q[1] <= len(orig_lines), (path, p, q)
+                if p[2] is None:
+                    continue
+                token = mended_tokens.get((p[0], p[2]))
+                if token is not None and pmap.shift(p[0], p[0]) is not None:
+                    assert orig_tokens.get((q[0], q[2])) == token, (path, p, q)
+                    kept += 1
+        assert kept > 0
+        defs = [(n.name, n.lineno) for n in ast.walk(ast.parse(data))
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and not n.decorator_list]
+        names = [name for name, _ in defs]
+        for c in _code_objects(code):
+            if names.count(c.co_name) == 1:
+                assert c.co_firstlineno == dict(defs)[c.co_name], (path, c.co_name)
         checked += 1
     assert checked >= 10
+
+
+def test_location_tables_from_the_extension_equal_the_python_reference():
+    """_core.remap_linetable (the route the hook takes) gives every code
+    object of every mended fixture the positions and first line that the
+    Python reference (_remap_code without it) gives."""
+    if hook._remap_linetable is None:
+        pytest.skip("location tables are rewritten on CPython 3.11-3.13 only")
+    compared = 0
+    for path in sorted(FIXTURES.rglob("*.py")):
+        if path.name.endswith(".fixed.py"):
+            continue
+        try:
+            result = graphmend.fix_source(path.read_bytes(), path=str(path), regions="all")
+        except SyntaxError:
+            continue
+        if result.status != "fixed":
+            continue
+        code = compile(result.source, str(path), "exec", dont_inherit=True)
+        pmap = hook.PositionMap(result.source_map)
+        fast = hook._remap_code(code, pmap)
+        saved, hook._remap_linetable = hook._remap_linetable, None
+        try:
+            slow = hook._remap_code(code, pmap)
+        finally:
+            hook._remap_linetable = saved
+        for a, b in zip(_code_objects(fast), _code_objects(slow)):
+            assert (a.co_firstlineno, list(a.co_positions())) == \
+                (b.co_firstlineno, list(b.co_positions())), (path, a.co_name)
+            compared += 1
+    assert compared >= 50
 
 
 def test_skip_file_marker_loads_module_unmodified(pkg):
@@ -467,7 +586,7 @@ CHILD = '''\
 import importlib, json, os, sys
 sys.path[:0] = [{stubs!r}, {root!r}]
 import graphmend
-finder = graphmend.install([{name!r}])
+finder = graphmend.install([{name!r}]{kwargs})
 out = {{}}
 for step in {steps!r}:
     if step[0] == "xdg":
@@ -481,11 +600,12 @@ print(json.dumps(out))
 '''
 
 
-def _child(tmp_path, root, name, steps, **env):
+def _child(tmp_path, root, name, steps, kwargs="", **env):
     stubs = tmp_path / "stubs"
     if not stubs.exists():
         _write(stubs, STUB_TORCH)
-    script = CHILD.format(stubs=str(stubs), root=str(root), name=name, steps=steps)
+    script = CHILD.format(stubs=str(stubs), root=str(root), name=name, steps=steps,
+                          kwargs=kwargs)
     proc = _proc([sys.executable, "-c", script], env=_env(**env), timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "Warning" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
@@ -557,6 +677,95 @@ def test_read_only_source_directory_falls_back_or_skips(tmp_path):
     assert out["stats"]["cache_write"] == 1 and out["stats"]["mended"] == 2
 
 
+@pytest.mark.parametrize("how", ["argument", "environment"])
+def test_explicit_cache_dir_is_written_under_pythondontwritebytecode(tmp_path, how):
+    name = _unique()
+    root = tmp_path / "src"
+    make_package(root, name)
+    cache = tmp_path / "explicit"
+    kwargs = f", cache_dir={str(cache)!r}" if how == "argument" else ""
+    env = {"PYTHONDONTWRITEBYTECODE": "1", "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    if how == "environment":
+        env[hook.CACHE_DIR_ENV] = str(cache)
+    first = _child(tmp_path, root, name, [("import", "light")], kwargs=kwargs, **env)
+    assert first["light"]["mended"] and first["stats"]["cache_write"] == 2
+    assert pathlib.Path(first["light"]["cached"]).parent == cache
+    second = _child(tmp_path, root, name, [("import", "light")], kwargs=kwargs, **env)
+    assert second["stats"] == {"cache_hit": 2} and second["light"]["value"] == 2
+    assert _graphmend_caches(root) == [] and not (tmp_path / "xdg").exists()
+
+
+def test_damaged_cache_entries_are_mended_afresh_and_rewritten(pkg):
+    """One flipped bit anywhere (header, key, lengths, checksum, metadata,
+    marshalled code) or a truncated file: never loaded, never an error; the
+    module is mended again and the entry rewritten."""
+    def load():
+        hook.uninstall()
+        _forget(pkg.name)
+        finder = graphmend.install([pkg.name], cache_dir=pkg.cache)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            mod = _import(f"{pkg.name}.light")
+        assert mod.__graphmend_mended__ and mod.Net()(1) == 2
+        return finder
+
+    assert load().stats["mended"] == 1
+    entry = next(p for p in pkg.cache.iterdir() if p.name.startswith(f"{pkg.name}.light."))
+    good = entry.read_bytes()
+    assert load().stats == {"cache_hit": 2}
+    size = len(good)
+    offsets = sorted({0, 5, 9, 40, 41, 46, 50, 80, hook._HEADER, hook._HEADER + 3,
+                      size // 2, size - 2, size - 1})
+    damaged = [good[:k] + bytes([good[k] ^ (1 << (k % 8))]) + good[k + 1:] for k in offsets]
+    damaged += [good[:n] for n in (0, 3, 45, hook._HEADER, size // 2, size - 1)]
+    damaged.append(good + b"\0")
+    for data in damaged:
+        entry.write_bytes(data)
+        finder = load()
+        assert finder.stats["mended"] == 1 and finder.stats["cache_write"] == 1, len(data)
+        assert entry.read_bytes() == good
+    assert load().stats == {"cache_hit": 2}
+
+
+def test_cached_entries_keep_the_fixes_by_rule(pkg):
+    first = graphmend.install([pkg.name], cache_dir=pkg.cache)
+    _import(f"{pkg.name}.printing")
+    assert first.fixes["GM201"] >= 1
+    assert first.modules[f"{pkg.name}.printing"] == "mended"
+    hook.uninstall()
+    _forget(pkg.name)
+    again = graphmend.install([pkg.name], cache_dir=pkg.cache)
+    _import(f"{pkg.name}.printing")
+    assert again.modules[f"{pkg.name}.printing"] == "mended (cached)"
+    assert again.fixes == first.fixes
+
+
+SWITCHES = '''\
+import json, sys
+import graphmend
+graphmend.install(["json_not_imported"], dynamo_switches=True)
+assert "torch" not in sys.modules
+import torch._dynamo.config as config
+out = {"on": [config.capture_scalar_outputs, config.capture_dynamic_output_shape_ops]}
+graphmend.uninstall()
+out["off"] = [config.capture_scalar_outputs, config.capture_dynamic_output_shape_ops]
+graphmend.install(["json_not_imported"], dynamo_switches=True)  # torch already imported
+out["again"] = [config.capture_scalar_outputs, config.capture_dynamic_output_shape_ops]
+graphmend.install(["json_not_imported"])  # replaced by a hook without them
+out["replaced"] = [config.capture_scalar_outputs, config.capture_dynamic_output_shape_ops]
+print(json.dumps(out))
+'''
+
+
+def test_dynamo_switches_set_on_import_and_restored_by_uninstall(tmp_path):
+    pytest.importorskip("torch")
+    proc = _proc([sys.executable, "-c", SWITCHES], env=_env(), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.splitlines()[-1])
+    assert got == {"on": [True, True], "off": [False, False], "again": [True, True],
+                   "replaced": [False, False]}
+
+
 # --------------------------------------------------------------------------
 # graphmend run
 
@@ -622,6 +831,62 @@ def test_python_m_graphmend_run_module_with_env_packages(tmp_path):
     missing = _proc([sys.executable, "-m", "graphmend", "run", "nowhere.py"],
                     timeout=60, env=_env())
     assert missing.returncode == 2 and "can't open file" in missing.stderr
+
+
+REPORT_MODEL = '''\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        print("in forward", x.shape)
+        y = x * 2
+        torch._dynamo.graph_break()
+        return y + 1
+'''
+
+REPORT_SCRIPT = '''\
+import sys
+import torch
+from {name}.model import Net
+
+fn = torch.compile(Net(), backend="eager")
+fn(torch.ones(3))
+if sys.argv[1] == "exit":
+    sys.exit(3)
+raise RuntimeError("the program failed")
+'''
+
+
+def test_graphmend_run_report_says_what_was_mended_and_what_dynamo_saw(tmp_path):
+    """A compiled model whose print the hook mends and whose explicit graph
+    break stays: --report names the mended module, the fixes by rule, the
+    graphs and the break left with its GB id and original file:line, also
+    when the program ends by sys.exit or an exception."""
+    pytest.importorskip("torch")
+    name = _unique()
+    root = tmp_path / "src"
+    _write(root, {f"{name}/__init__.py": "", f"{name}/model.py": REPORT_MODEL})
+    script = root / "main.py"
+    script.write_text(REPORT_SCRIPT.format(name=name))
+    model = root / name / "model.py"
+    for how, status in (("exit", 3), ("raise", 1)):
+        proc = _proc([sys.executable, "-m", "graphmend", "run", "--report", "-p", name,
+                      "--cache-dir", str(tmp_path / "c"), str(script), how],
+                     timeout=300, cwd=str(tmp_path), env=_env())
+        assert proc.returncode == status, proc.stderr
+        err = proc.stderr
+        assert "graphmend run report" in err, err
+        assert f"hook ({name}): 2 modules imported: 1 mended" in err
+        assert "GM201 x1" in err
+        assert "dynamo: 2 graphs, 1 graph-break events, 0 skipped frames" in err, err
+        assert re.search(r"1\. \[GB\d{4}", err), err
+        assert f"at {model}:{_line_of(model, 'graph_break()')}" in err, err
+        assert "in forward" in proc.stdout
+    assert "from the cache" in err and "(1 from the cache)" in err
+    assert "RuntimeError: the program failed" in err
+    assert err.index("RuntimeError") < err.index("graphmend run report")
 
 
 # --------------------------------------------------------------------------

@@ -134,7 +134,9 @@ ApplyResult apply_fixes(std::string_view text, std::span<const Fix> fixes) {
   std::size_t pos = 0;
   for (const Edit& e : accepted) {
     out.text.append(text.substr(pos, e.begin - pos));
+    const auto dest = static_cast<std::uint32_t>(out.text.size());
     out.text.append(e.replacement);
+    out.map.push({dest, static_cast<std::uint32_t>(out.text.size()), e.begin, e.end});
     pos = e.end;
   }
   out.text.append(text.substr(pos));

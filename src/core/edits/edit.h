@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "edits/source_map.h"
+
 namespace gm::edits {
 
 struct Edit {
@@ -82,6 +84,7 @@ struct ApplyResult {
   std::size_t applied = 0;
   std::size_t conflicts = 0;
   std::size_t invalid = 0;
+  SourceMap map;  // text -> the input: one marker per accepted edit
 };
 
 // Why `fix` cannot be applied to `text`; empty when it can.

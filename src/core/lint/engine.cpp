@@ -115,6 +115,7 @@ void drop_unused_imports(FixResult& out, const Source& cur, const ParseResult& p
   ParseResult next_parsed = parse_module(*next, options.parse);
   if (next_parsed.error) return;
   out.text = res.text;
+  out.source_map = edits::SourceMap::compose(out.source_map, res.map);  // final text -> input
   out.remaining = run_rules(*next, next_parsed, options, rules).diagnostics;
 }
 
@@ -147,6 +148,7 @@ FixResult fix_to_fixpoint(const Source& source, const LintOptions& options,
   const std::set<std::string> original_names = names_in(parsed.tree);
   std::set<std::string> seen{std::string(source.text())};
   std::vector<AppliedFix> applied;
+  edits::SourceMap source_map;  // cur -> source
 
   const auto revert = [&](FixResult::Status status) {
     out.status = status;
@@ -177,6 +179,7 @@ FixResult fix_to_fixpoint(const Source& source, const LintOptions& options,
     if (res.applied == 0) {  // fixpoint
       out.applied = std::move(applied);
       out.status = out.applied.empty() ? FixResult::Status::Unchanged : FixResult::Status::Fixed;
+      if (!out.applied.empty()) out.source_map = std::move(source_map);
       out.text = std::string(cur->text());
       out.remaining = std::move(checked.diagnostics);
       if (!out.applied.empty()) drop_unused_imports(out, *cur, parsed, original_names, options, rules);
@@ -213,6 +216,7 @@ FixResult fix_to_fixpoint(const Source& source, const LintOptions& options,
       return revert(FixResult::Status::FixBrokeSyntax);
     }
     applied.insert(applied.end(), this_round.begin(), this_round.end());
+    source_map = edits::SourceMap::compose(source_map, res.map);
     out.rounds = round;
     cur = std::move(next);
     parsed = std::move(next_parsed);

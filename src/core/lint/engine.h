@@ -89,6 +89,9 @@ struct FixResult {
   // Rules that threw, in any round (a rule bug; their findings are dropped).
   std::vector<RuleError> rule_errors;
   int rounds = 0;  // rounds that applied fixes
+  // Fixed: where each byte of `text` came from in the input (the edits of
+  // every round, composed); empty otherwise.
+  edits::SourceMap source_map;
 
   std::map<std::string, int> applied_per_code() const;
 };

@@ -1,0 +1,112 @@
+// SourceMap: edit markers from apply_fixes, composed over rounds.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "edits/edit.h"
+#include "edits/source_map.h"
+
+namespace gm::edits {
+namespace {
+
+using Side = SourceMap::Side;
+
+ApplyResult apply_all(std::string_view text, std::vector<Edit> edits) {
+  std::vector<Fix> fixes;
+  for (auto& e : edits) fixes.push_back(Fix::safe("t", std::vector<Edit>{std::move(e)}));
+  return apply_fixes(text, fixes);
+}
+
+TEST(SourceMap, OneRoundMarkersAndMapping) {
+  //                 0123456789
+  const std::string t = "ab cd ef\n";
+  auto r = apply_all(t, {Edit::insert(3, "XX."), Edit::replace(6, 8, "E"), Edit::remove(0, 1)});
+  ASSERT_EQ(r.text, "b XX.cd E\n");
+  ASSERT_EQ(r.map.markers().size(), 3u);
+  EXPECT_EQ(r.map.markers()[0], (SourceMarker{0, 0, 0, 1}));
+  EXPECT_EQ(r.map.markers()[1], (SourceMarker{2, 5, 3, 3}));
+  EXPECT_EQ(r.map.markers()[2], (SourceMarker{8, 9, 6, 8}));
+  EXPECT_EQ(r.map.to_source(0), 1u);        // "b"
+  EXPECT_EQ(r.map.to_source(2), 3u);        // inserted "XX." -> where it was inserted
+  EXPECT_EQ(r.map.to_source(4, Side::End), 3u);
+  EXPECT_EQ(r.map.to_source(5), 3u);        // "cd"
+  EXPECT_EQ(r.map.to_source(8), 6u);        // "E" starts where "ef" started ...
+  EXPECT_EQ(r.map.to_source(9, Side::End), 8u);  // ... and ends where it ended
+  EXPECT_EQ(r.map.to_source(9), 8u);        // "\n"
+  EXPECT_EQ(r.map.to_source(10, Side::End), 9u);
+}
+
+TEST(SourceMap, ComposeTwoRounds) {
+  const std::string t0 = "print(x)\ny = 1\n";
+  auto r1 = apply_all(t0, {Edit::insert(0, "rt."), Edit::insert(9, "import rt\n")});
+  ASSERT_EQ(r1.text, "rt.print(x)\nimport rt\ny = 1\n");
+  auto r2 = apply_all(r1.text, {Edit::replace(22, 27, "y = 2")});
+  auto m = SourceMap::compose(r1.map, r2.map);
+  EXPECT_EQ(m.to_source(3), 0u);   // "print" of round 1's text
+  EXPECT_EQ(m.to_source(22), 9u);  // the line round 2 rewrote starts where "y = 1" started
+  EXPECT_EQ(m.to_source(27, Side::End), 14u);
+  EXPECT_EQ(m.to_source(28, Side::End), 15u);
+}
+
+// Every byte copied through all rounds maps to the byte it was copied from;
+// the map is monotone and a non-empty range maps to a range.
+TEST(SourceMap, RandomRoundsKeepEveryCopiedByte) {
+  std::mt19937 rng(12345);
+  for (int trial = 0; trial < 400; ++trial) {
+    std::string text(static_cast<std::size_t>(rng() % 40), 'a');
+    for (auto& c : text) c = static_cast<char>('a' + rng() % 26);
+    std::vector<long> origin(text.size());
+    for (std::size_t k = 0; k < origin.size(); ++k) origin[k] = static_cast<long>(k);
+    SourceMap total;
+    const int rounds = 1 + static_cast<int>(rng() % 4);
+    for (int round = 0; round < rounds; ++round) {
+      std::vector<Edit> edits;
+      std::uint32_t pos = 0;
+      while (pos <= text.size() && edits.size() < 5) {
+        pos += static_cast<std::uint32_t>(rng() % 6);
+        if (pos > text.size()) break;
+        const std::uint32_t len = std::min<std::uint32_t>(
+            static_cast<std::uint32_t>(rng() % 4), static_cast<std::uint32_t>(text.size()) - pos);
+        std::string rep(static_cast<std::size_t>(rng() % 4), 'Z');
+        if (len == 0 && rep.empty()) rep = "Q";
+        edits.push_back(Edit::replace(pos, pos + len, rep));
+        pos += len + 1;
+      }
+      auto r = apply_all(text, edits);
+      ASSERT_EQ(r.conflicts, 0u);
+      std::vector<long> next;
+      std::uint32_t at = 0;
+      for (const auto& mk : r.map.markers()) {
+        for (; at < mk.src_begin; ++at) next.push_back(origin[at]);
+        next.insert(next.end(), mk.dest_end - mk.dest_begin, -1);
+        at = mk.src_end;
+      }
+      for (; at < text.size(); ++at) next.push_back(origin[at]);
+      ASSERT_EQ(next.size(), r.text.size());
+      total = SourceMap::compose(total, r.map);
+      text = r.text;
+      origin = std::move(next);
+    }
+    std::uint32_t prev_b = 0, prev_e = 0;
+    for (std::uint32_t k = 0; k <= text.size(); ++k) {
+      const auto b = total.to_source(k, Side::Begin);
+      const auto e = total.to_source(k, Side::End);
+      EXPECT_LE(prev_b, b);
+      EXPECT_LE(prev_e, e);
+      if (k < text.size()) {  // a non-empty range stays one
+        EXPECT_LE(b, total.to_source(k + 1, Side::End));
+      }
+      prev_b = b;
+      prev_e = e;
+      if (k < text.size() && origin[k] >= 0) {
+        EXPECT_EQ(b, static_cast<std::uint32_t>(origin[k])) << "trial " << trial << " at " << k;
+        EXPECT_EQ(total.to_source(k + 1, Side::End), static_cast<std::uint32_t>(origin[k] + 1));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gm::edits
