@@ -35,5 +35,44 @@ TEST(GM1Rules, RegisteredWithDocumentation) {
   }
 }
 
+// A file's diagnostics never depend on what was checked before it on the
+// same thread (issue 11: "which attributes does this file assign" was cached
+// by the tree's address and leaked from x/m.py into y/m.py, which then got a
+// safe fix that reads an attribute y/m.py never assigns).
+TEST(GM1Rules, AssignedAttributesDoNotLeakBetweenFiles) {
+  const std::string x =
+      "import torch\n"
+      "from torch import nn\n"
+      "\n"
+      "\n"
+      "class Block(nn.Module):\n"
+      "    def __init__(self):\n"
+      "        super().__init__()\n"
+      "        self.scale = 2.0\n"
+      "\n"
+      "    def forward(self, h):\n"
+      "        if h.sum() > 0:\n"
+      "            h = h / self.scale\n"
+      "        return h\n";
+  std::string y = x;
+  y.replace(y.find("self.scale = "), 10, "self.scalf");
+  const std::vector<const lint::Rule*> rules{rule_fixtures::rule_for("GM101")};
+  auto check = [&](const std::string& text) {
+    return rule_fixtures::format(
+        lint::check_source(rule_fixtures::decode(text), rule_fixtures::options(), rules)
+            .diagnostics);
+  };
+  const std::string y_alone = check(y);
+  EXPECT_NE(y_alone.find("| declined: "), std::string::npos) << y_alone;
+  EXPECT_NE(y_alone.find("`self.scale`, which this file never assigns"), std::string::npos)
+      << y_alone;
+  const std::string x_alone = check(x);
+  EXPECT_NE(x_alone.find("| fix: "), std::string::npos) << x_alone;
+  for (int round = 0; round < 3; ++round) {  // x then y, y then x, back to back
+    EXPECT_EQ(check(x), x_alone);
+    EXPECT_EQ(check(y), y_alone);
+  }
+}
+
 }  // namespace
 }  // namespace gm::rules

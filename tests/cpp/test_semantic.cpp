@@ -426,6 +426,28 @@ TEST(SemanticRegions, DerivesFromInFileBases) {
   EXPECT_FALSE(m.derives_from(a->cls("D"), a->cls("A")));
 }
 
+TEST(SemanticRegions, AssignedSelfAttributes) {
+  auto a = analyze(
+      "class A:\n"
+      "    def __init__(self, other):\n"
+      "        self.x = 1\n"
+      "        self.y += 1\n"
+      "        self.p, (self.q, _) = 1, (2, 3)\n"
+      "        for self.i in range(3): pass\n"
+      "        self.register_buffer('buf', None)\n"
+      "        self.register_parameter('w', None)\n"
+      "        self.add_module('sub', None)\n"
+      "        other.z = 1\n"
+      "        print(self.r)\n");
+  const auto& m = a->model;
+  for (const char* yes : {"x", "y", "p", "q", "i", "buf", "w", "sub"})
+    EXPECT_TRUE(m.assigns_self_attr(yes)) << yes;
+  for (const char* no : {"z", "r", "other", "register_buffer"})
+    EXPECT_FALSE(m.assigns_self_attr(no)) << no;
+  auto b = analyze("class B:\n    def f(self):\n        return self.x\n");
+  EXPECT_FALSE(b->model.assigns_self_attr("x"));  // a fact of its own tree only
+}
+
 TEST(SemanticRegions, EntriesAndCallees) {
   auto a = analyze(kModelSource);
   const auto& m = a->model;

@@ -533,6 +533,54 @@ def test_parallel_fix_matches_serial(project, capsys, print_code):
     assert all((project / f"m{i:02d}.py").read_text() != SAMPLE for i in range(12))
 
 
+LEAK_X = (
+    "import torch\n"
+    "from torch import nn\n"
+    "\n"
+    "\n"
+    "class Block(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.scale = 2.0\n"
+    "\n"
+    "    def forward(self, h):\n"
+    "        if h.sum() > 0:\n"
+    "            h = h / self.scale\n"
+    "        return h\n"
+)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_file_results_do_not_depend_on_other_files(project, capsys, jobs):
+    # issue 11: y/m.py reads self.scale but assigns only self.scalf; checked
+    # after x/m.py (which assigns self.scale) on the same thread it used to
+    # get a *safe* GM101 fix, because "which attributes does this file
+    # assign" was cached by the tree's address.
+    (project / "x").mkdir()
+    (project / "y").mkdir()
+    (project / "x" / "m.py").write_text(LEAK_X)
+    (project / "y" / "m.py").write_text(LEAK_X.replace("self.scale = ", "self.scalf = "))
+
+    def per_file(*paths, command="check"):
+        rc, out, err = run(capsys, command, "--jobs", jobs, *paths)
+        assert rc == 1, err
+        return {p: [line for line in out.splitlines() if line.startswith(p)] for p in paths}
+
+    alone = {p: per_file(p)[p] for p in ("x/m.py", "y/m.py")}
+    assert "[*]" in alone["x/m.py"][0]
+    assert "[*]" not in alone["y/m.py"][0]
+    rc, out, _ = run(capsys, "check", "--jobs", jobs, "y/m.py")
+    assert "reads `self.scale`, which this file never assigns" in out
+    assert per_file("x/m.py", "y/m.py") == alone
+    assert per_file("y/m.py", "x/m.py") == alone
+    diff_alone = run(capsys, "fix", "--diff", "--jobs", jobs, "x/m.py")[1]
+    diff_alone += run(capsys, "fix", "--diff", "--jobs", jobs, "y/m.py")[1]
+    for order in (("x/m.py", "y/m.py"), ("y/m.py", "x/m.py")):
+        rc, diff, _ = run(capsys, "fix", "--diff", "--jobs", jobs, *order)
+        assert "+++ y/m.py" not in diff and "+++ b/y/m.py" not in diff
+        assert diff == diff_alone
+
+
 # ---------------------------------------------------------------- rules
 
 def test_rules_listing(capsys):

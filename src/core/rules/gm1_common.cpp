@@ -121,15 +121,6 @@ bool is_load(const ast::Tree& tree, NodeId n) {
   return op_of(tree, n, GM_F(Name, ctx)) == NodeKind::Load;
 }
 
-// `f(...)`'s callee as a method name (`x.any()` -> "any"), else "".
-// Syntactic: `torch.isinf(...)` gives "isinf" too; use method_of for calls
-// whose callee may be a module attribute.
-std::string_view method_name(const ast::Tree& tree, NodeId call) {
-  const NodeId func = tree.child(call, GM_F(Call, func));
-  if (tree.kind(func) != NodeKind::Attribute) return {};
-  return tree.text(tree.field(func, GM_F(Attribute, attr)));
-}
-
 // The method name of a call on a value (not a function reached through an
 // imported module such as `torch.isinf`), else "".
 std::string_view method_of(const sema::Model& m, NodeId call) {
@@ -179,38 +170,6 @@ void fail(Purity& p, const lint::RuleContext& ctx, NodeId n, std::string what) {
 
 bool proven_tensor(const sema::Model& m, NodeId e) {
   return m.fact(e).kind == sema::TensorKind::Tensor;
-}
-
-// Attributes `self.<name>` is assigned anywhere in the file (also through
-// register_buffer / register_parameter / add_module with a constant name).
-const std::set<std::string>& self_attrs(const lint::RuleContext& ctx) {
-  thread_local const ast::Tree* cached_tree = nullptr;
-  thread_local std::uint32_t cached_nodes = 0;
-  thread_local std::set<std::string> attrs;
-  const ast::Tree& tree = ctx.tree();
-  if (cached_tree == &tree && cached_nodes == tree.node_count()) return attrs;
-  cached_tree = &tree;
-  cached_nodes = static_cast<std::uint32_t>(tree.node_count());
-  attrs.clear();
-  walk(tree, tree.root(), [&](NodeId n) {
-    if (tree.kind(n) == NodeKind::Attribute &&
-        op_of(tree, n, GM_F(Attribute, ctx)) == NodeKind::Store) {
-      const NodeId v = tree.child(n, GM_F(Attribute, value));
-      if (tree.kind(v) == NodeKind::Name && name_id(tree, v) == "self")
-        attrs.emplace(tree.text(tree.field(n, GM_F(Attribute, attr))));
-    } else if (tree.kind(n) == NodeKind::Call) {
-      const std::string_view m = method_name(tree, n);
-      if (m == "register_buffer" || m == "register_parameter" || m == "add_module") {
-        const auto args = tree.children(n, GM_F(Call, args));
-        if (!args.empty() && tree.kind(args[0]) == NodeKind::Constant) {
-          const auto& c = tree.constant_at(tree.field(args[0], GM_F(Constant, value)));
-          if (c.kind == ast::ConstantValue::Kind::Str) attrs.emplace(tree.str(c.text));
-        }
-      }
-    }
-    return true;
-  });
-  return attrs;
 }
 
 bool is_self_name(const lint::RuleContext& ctx, NodeId n) {
@@ -635,7 +594,7 @@ void check_pure_total(const lint::RuleContext& ctx, NodeId e, Purity& p) {
       const std::string_view attr = tree.text(tree.field(e, GM_F(Attribute, attr)));
       if (m.qualified_name(e)) return;  // torch.float16, math.pi, a module attribute
       if (is_self_name(ctx, v)) {
-        if (self_attrs(ctx).count(std::string(attr))) return;
+        if (m.assigns_self_attr(attr)) return;
         return fail(p, ctx, e, "reads `self." + std::string(attr) +
                                    "`, which this file never assigns (it may be absent)");
       }

@@ -190,6 +190,12 @@ class Model {
   // `cls` derives from `base` through in-file base classes (both ClassDefs;
   // a class does not derive from itself).
   bool derives_from(NodeId cls, NodeId base) const;
+  // `self.<attr>` is assigned somewhere in this file: a Store of an
+  // attribute of the name `self` (any target form), or a
+  // register_buffer / register_parameter / add_module call with a constant
+  // string name. File-wide and per tree (computed by analyze, never cached
+  // elsewhere): an attribute no code here assigns may be absent at run time.
+  bool assigns_self_attr(std::string_view attr) const;
   // Every region function with why it is one (entries first, then what they
   // reach, breadth of the worklist). Entries from classes with
   // ModuleConfidence::Name are included: check `confidence`.
@@ -286,6 +292,7 @@ class Model {
   std::vector<ClassInfo> classes_;
   std::unordered_map<std::uint32_t, std::uint32_t> class_index_;  // ClassDef → id
   std::vector<AttrInfo> attrs_;
+  std::vector<std::string_view> self_stores_;  // sorted, unique: assigns_self_attr
   std::vector<RegionFunction> regions_;
   std::unordered_map<std::uint32_t, std::uint32_t> region_index_;  // def → regions_ id
   std::vector<std::uint32_t> scope_owner_def_;  // scope → nearest (Async)FunctionDef node, 0
