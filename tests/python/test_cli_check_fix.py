@@ -1,9 +1,10 @@
 """`graphmend check` / `fix` / `rules` / `rule`: exit codes, formats, atomic
 writes, encodings, configuration, bad input, parallel determinism.
 
-Findings come from whatever rules the build ships: the fixtures below look
-for a rule that flags `print(...)` in an `nn.Module.forward` (GM201 today)
-and skip, saying so, only when the build has none.
+Findings come from the shipped print rule: the `print_code` fixture finds
+the rule that flags `print(...)` in an `nn.Module.forward` with a fix
+(GM201) and fails when the build has none (a broken registry must fail these
+tests, not skip them).
 """
 
 from __future__ import annotations
@@ -44,13 +45,11 @@ def run(capsys, *args):
 @pytest.fixture(scope="module")
 def print_code():
     """The code of the rule that flags SAMPLE's print (with a fix)."""
-    if not _core.rules():
-        pytest.skip("this build ships no rules yet (graphmend._core.rules() is empty)")
+    assert _core.rules(), "the build ships no rules (graphmend._core.rules() is empty)"
     diags = graphmend.check_source(SAMPLE)
     codes = [d.code for d in diags if d.line == PRINT_LINE and d.fix_applies]
-    if not codes:
-        pytest.skip("no shipped rule flags print() in forward with a fix; rules: "
-                    + ", ".join(r["code"] for r in _core.rules()))
+    assert codes == ["GM201"], ("no shipped rule flags print() in forward with a fix; rules: "
+                                + ", ".join(r["code"] for r in _core.rules()))
     return codes[0]
 
 
@@ -190,8 +189,7 @@ def test_check_github(project, capsys, print_code):
     (["--ignore", "GM1"], 1),
 ])
 def test_check_select_ignore_by_prefix(project, capsys, print_code, flags, expected):
-    if print_code.startswith("GM1"):
-        pytest.skip("these cases assume the print rule is not GM1xx")
+    assert not print_code.startswith("GM1")  # the cases below assume so
     (project / "m.py").write_text(SAMPLE)
     fam = print_code[:3]
     args = [f.format(code=print_code, fam=fam) for f in flags]
@@ -595,8 +593,7 @@ def test_rules_listing(capsys):
 
 def test_rule_documentation(capsys):
     rules = _core.rules()
-    if not rules:
-        pytest.skip("this build ships no rules yet")
+    assert rules
     for r in rules:
         rc, out, _ = run(capsys, "rule", r["code"].lower())
         assert rc == 0
@@ -640,8 +637,7 @@ def test_declined_fix_is_explained_and_left(project, capsys, print_code):
     src = SAMPLE.replace('print("x", x)', 'print("x", x, **kw)').replace(
         "def forward(self, x):", "def forward(self, x, **kw):")
     declined = [d for d in graphmend.check_source(src) if d.declined_reason and not d.fix_applies]
-    if not declined:
-        pytest.skip("no shipped rule declines a fix for print(..., **kw)")
+    assert [d.code for d in declined] == [print_code], "the print rule must decline print(..., **kw)"
     (project / "m.py").write_text(src)
     rc, out, _ = run(capsys, "check", "m.py")
     assert rc == 1
