@@ -36,7 +36,7 @@ _FIND = ("import importlib.metadata as md, importlib.util as u; "
 
 
 def _transformers(python: str) -> tuple[str, Path]:
-    p = subprocess.run([python, "-c", _FIND], capture_output=True, text=True)
+    p = subprocess.run([python, "-c", _FIND], capture_output=True, text=True, check=False)
     assert p.returncode == 0, f"{python} has no transformers:\n{p.stderr[-2000:]}"
     version, where = p.stdout.split("\n")[:2]
     return version, Path(where)
@@ -61,7 +61,7 @@ def corpora() -> dict[str, Path]:
 
 def _run(root: Path, mode: str) -> dict[str, str]:
     p = subprocess.run([sys.executable, str(WORKER), str(root), mode], capture_output=True,
-                       text=True, cwd=REPO)
+                       text=True, cwd=REPO, check=False)
     assert p.returncode == 0, f"{mode} over {root}:\n{p.stderr[-3000:]}"
     return json.loads(p.stdout)
 
