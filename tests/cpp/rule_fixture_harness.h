@@ -211,6 +211,8 @@ inline void check_snapshot(const std::string& input_path) {
 // Every fixture directory name under fixture_root(), sorted.
 inline std::vector<std::string> fixture_dirs() {
   std::vector<std::string> out;
+  std::error_code ec;
+  if (!fs::is_directory(fixture_root(), ec)) return out;  // tests that need them fail
   for (const auto& e : fs::directory_iterator(fixture_root()))
     if (e.is_directory()) out.push_back(e.path().filename().string());
   std::sort(out.begin(), out.end());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 
 #include "parser/parse.h"
 #include "semantic/model.h"
+#include "semantic/ops.h"
 
 namespace {
 
@@ -786,6 +788,105 @@ TEST(SemanticRegions, LibraryModeMakesEveryFunctionARegion) {
   }
   // Reachable entries keep their own reason.
   EXPECT_EQ(lib.region_of(a->def("forward"))->reason, gm::sema::RegionReason::ModuleForward);
+}
+
+}  // namespace
+
+namespace {
+
+using gm::sema::Interval;
+namespace ops = gm::sema::ops;
+
+TEST(SemanticOps, TableRows) {
+  const ops::OpInfo* sigmoid = ops::lookup("sigmoid");
+  ASSERT_NE(sigmoid, nullptr);
+  EXPECT_EQ(sigmoid->function.ret, gm::sema::Ret::Tensor);
+  EXPECT_EQ(sigmoid->functional.dtype, gm::sema::RetDType::Float);
+  EXPECT_TRUE(sigmoid->function.same_shape);
+  EXPECT_TRUE(sigmoid->predicable());
+  EXPECT_TRUE(sigmoid->has(ops::GradBounded));
+  EXPECT_EQ(ops::lookup_qualified("torch.nn.functional.relu"), ops::lookup("relu"));
+  EXPECT_EQ(ops::lookup_qualified("torch.special.erf"), ops::lookup("erf"));
+  EXPECT_EQ(ops::lookup_qualified("torch.jit.is_tracing"), nullptr);  // not a leaf
+  EXPECT_EQ(ops::lookup("jit.is_tracing")->function.ret, gm::sema::Ret::NotTensor);
+  EXPECT_EQ(ops::lookup_qualified("numpy.sum"), nullptr);
+  EXPECT_EQ(ops::torch_leaf("torch.linalg.norm"), "norm");
+  EXPECT_EQ(ops::lookup("not_an_op"), nullptr);
+  // Pure but not total (indices may be out of range), random, data-dependent.
+  EXPECT_FALSE(ops::lookup("gather")->predicable());
+  EXPECT_FALSE(ops::lookup("rand")->predicable());
+  EXPECT_TRUE(ops::lookup("nonzero")->has(ops::DynamicShape));
+  EXPECT_FALSE(ops::lookup("exp")->has(ops::GradBounded));  // unbounded derivative
+  EXPECT_TRUE(ops::lookup("sum")->has(ops::Reduction));
+  EXPECT_EQ(ops::lookup("sum")->evidence, ops::Evidence::Reduction);
+  EXPECT_EQ(ops::lookup("isnan")->evidence, ops::Evidence::Method);
+  EXPECT_EQ(ops::lookup("max")->overload, ops::Overload::MaxMin);
+  EXPECT_TRUE(ops::lookup("shape")->has(ops::MetaAttr));
+  EXPECT_EQ(ops::lookup("shape")->attribute.ret, gm::sema::Ret::IntSeq);
+  EXPECT_TRUE(ops::lookup("zeros")->has(ops::SizeArgs));
+  EXPECT_TRUE(ops::lookup("view")->has(ops::MethodSizeArgs));
+}
+
+TEST(SemanticOps, ValueRangeColumn) {
+  auto range = [](const char* name) { return ops::value_range(*ops::lookup(name)); };
+  const auto rand = range("rand");
+  ASSERT_TRUE(rand.has_value());
+  EXPECT_EQ(*rand, (Interval{0, 1, Interval::Closed, Interval::Open}));
+  EXPECT_TRUE(rand->contains(0.0));
+  EXPECT_FALSE(rand->contains(1.0));
+  EXPECT_EQ(range("rand_like"), rand);
+  for (const char* unit : {"sigmoid", "softmax", "hardsigmoid"}) {
+    EXPECT_EQ(range(unit), (Interval{0, 1, Interval::Closed, Interval::Closed})) << unit;
+    EXPECT_TRUE(range(unit)->contains(*rand)) << unit;
+    EXPECT_FALSE(rand->contains(*range(unit))) << unit;
+  }
+  for (const char* nonneg : {"abs", "relu", "exp", "sqrt", "square"}) {
+    const auto r = range(nonneg);
+    ASSERT_TRUE(r.has_value()) << nonneg;
+    EXPECT_EQ(r->lo, 0.0) << nonneg;
+    EXPECT_TRUE(std::isinf(r->hi)) << nonneg;
+    EXPECT_FALSE(r->contains(-1e-300)) << nonneg;
+  }
+  EXPECT_EQ(range("tanh"), (Interval{-1, 1}));
+  EXPECT_EQ(range("eq"), (Interval{0, 1}));  // a bool result
+  EXPECT_FALSE(range("randn").has_value());
+  EXPECT_FALSE(range("add").has_value());
+  // Every row: a well-formed interval; every bounded derivative is of a
+  // predicable op.
+  for (const char* n : {"rand", "sigmoid", "relu6", "log_softmax", "elu", "erfc"}) {
+    const auto r = range(n);
+    ASSERT_TRUE(r.has_value()) << n;
+    EXPECT_LE(r->lo, r->hi) << n;
+  }
+}
+
+TEST(SemanticOps, ModelValueRange) {
+  auto a = analyze(
+      "import torch\n"
+      "import torch.nn.functional as F\n"
+      "def f(x: torch.Tensor, k):\n"
+      "    p = torch.rand([])\n"
+      "    q = F.softmax(x, -1)\n"
+      "    r = x.relu()\n"
+      "    s = x > 0\n"
+      "    u = torch.randn(3)\n"
+      "    w = torch.rand([])\n"
+      "    w = x\n"
+      "    return p, q, r, s, u, w, k.sigmoid(), 0.5, -2, True\n");
+  const auto& m = a->model;
+  auto at = [&](const char* name) { return m.value_range(a->name(name, 1)); };
+  EXPECT_EQ(at("p"), (Interval{0, 1, Interval::Closed, Interval::Open}));
+  EXPECT_EQ(at("q"), (Interval{0, 1}));
+  ASSERT_TRUE(at("r").has_value());
+  EXPECT_EQ(at("r")->lo, 0.0);
+  EXPECT_EQ(at("s"), (Interval{0, 1}));
+  EXPECT_FALSE(at("u").has_value());
+  EXPECT_FALSE(m.value_range(a->name("w", 2)).has_value());  // bound twice
+  // k is not known to be a tensor: its .sigmoid() may be anything
+  EXPECT_FALSE(m.value_range(a->find(NodeKind::Call, "k.sigmoid()")).has_value());
+  EXPECT_EQ(m.value_range(a->find(NodeKind::Constant, "0.5")), (Interval{0.5, 0.5}));
+  EXPECT_EQ(m.value_range(a->find(NodeKind::UnaryOp, "-2")), (Interval{-2, -2}));
+  EXPECT_EQ(m.value_range(a->find(NodeKind::Constant, "True")), (Interval{1, 1}));
 }
 
 }  // namespace

@@ -1,106 +1,43 @@
 #include "rules/gm1_common.h"
 
 #include <algorithm>
-#include <unordered_set>
 
 #include "edits/tree_query.h"
+#include "semantic/ops.h"
 
 namespace gm::rules::gm1 {
 namespace {
 
 using ast::NodeKind;
-using Set = std::unordered_set<std::string_view>;
 
-// torch.* / torch.nn.functional.* functions and tensor methods that are pure
-// (no effect, no RNG draw), total on values (they raise only for shapes,
-// dtypes or devices, which do not depend on the condition) and
-// deterministic. Index-taking ops (gather, index_select, embedding, scatter),
-// data-dependent shapes (nonzero, unique, masked_select), host reads (item,
-// tolist), in-place ops and random ops are not here on purpose.
-const Set& pure_ops() {
-  static const Set s = {
-      // elementwise, same dtype
-      "abs", "neg", "negative", "clamp", "clip", "clamp_min", "clamp_max", "floor", "ceil",
-      "round", "trunc", "frac", "sign", "sgn", "square", "nan_to_num", "masked_fill", "clone",
-      "detach", "zeros_like", "ones_like", "full_like", "flip", "fliplr", "flipud", "roll",
-      "triu", "tril", "cumsum", "cumprod", "relu", "bitwise_not", "positive", "contiguous",
-      "logcumsumexp", "deg2rad", "rad2deg", "copysign", "where", "minimum", "maximum", "fmin",
-      "fmax", "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
-      "pow", "float_power", "lerp", "addcmul", "addcdiv", "bitwise_and", "bitwise_or",
-      "bitwise_xor",
-      // elementwise, floating
-      "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
-      "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "tanh",
-      "sigmoid", "erf", "erfc", "erfinv", "reciprocal", "softmax", "log_softmax", "logit",
-      "sinc", "lgamma", "digamma", "xlogy", "softplus", "atan2", "hypot",
-      // predicates and comparisons
-      "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "logical_not", "signbit",
-      "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "greater",
-      "greater_equal", "less", "less_equal", "not_equal", "isclose", "any", "all",
-      // reductions
-      "sum", "nansum", "prod", "amax", "amin", "mean", "nanmean", "std", "var", "norm",
-      "logsumexp", "max", "min", "count_nonzero",
-      // shapes, copies, casts
-      "reshape", "view", "transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis",
-      "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "expand", "expand_as",
-      "view_as", "reshape_as", "repeat", "tile", "broadcast_to", "t", "cat", "concat",
-      "concatenate", "stack", "hstack", "vstack", "to", "float", "half", "double", "bfloat16",
-      "long", "int", "short", "bool", "type_as", "real", "imag", "conj",
-      // linear algebra
-      "matmul", "mm", "bmm", "mv", "einsum", "outer", "dot", "addmm", "baddbmm", "linear",
-      // torch.nn.functional
-      "relu6", "gelu", "silu", "elu", "selu", "celu", "leaky_relu", "mish", "softsign",
-      "hardtanh", "hardswish", "hardsigmoid", "logsigmoid", "softmin", "layer_norm",
-      "rms_norm", "group_norm", "normalize", "pad", "threshold", "tanhshrink"};
-  return s;
+// Op knowledge comes from the op table (semantic/torch_ops.def via ops.h).
+// Predicable: pure (no effect, no RNG draw, deterministic) and total on
+// values (raises only for shapes, dtypes or devices, which do not depend on
+// the condition). Index-taking ops (gather, index_select, embedding,
+// scatter), data-dependent shapes (nonzero, unique, masked_select), host
+// reads (item, tolist), in-place ops and random ops are not.
+bool predicable_op(std::string_view name) {
+  const sema::ops::OpInfo* op = sema::ops::lookup(name);
+  return op && op->predicable();
 }
 
-// Ops whose derivative is bounded independently of the input values, so a
-// NaN or Inf computed in the arm `where` does not select cannot reach the
-// gradient (0 * bounded = 0).
-const Set& grad_safe_ops() {
-  static const Set s = {
-      "abs", "neg", "negative", "clamp", "clip", "clamp_min", "clamp_max", "floor", "ceil",
-      "round", "trunc", "sign", "sgn", "nan_to_num", "masked_fill", "clone", "detach",
-      "zeros_like", "ones_like", "full_like", "flip", "fliplr", "flipud", "roll", "triu",
-      "tril", "cumsum", "relu", "positive", "contiguous", "where", "minimum", "maximum",
-      "fmin", "fmax", "add", "sub", "subtract", "sigmoid", "tanh", "softmax", "log_softmax",
-      "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "logical_not",
-      "signbit", "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt",
-      "ge", "greater", "greater_equal", "less", "less_equal", "not_equal", "isclose", "any",
-      "all", "sum", "nansum", "amax", "amin", "mean", "nanmean", "max", "min",
-      "count_nonzero", "reshape", "view", "transpose", "swapaxes", "swapdims", "permute",
-      "movedim", "moveaxis", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow",
-      "expand", "expand_as", "view_as", "reshape_as", "repeat", "tile", "broadcast_to", "t",
-      "cat", "concat", "concatenate", "stack", "hstack", "vstack", "to", "float", "half",
-      "double", "bfloat16", "long", "int", "short", "bool", "type_as", "real", "imag", "conj",
-      "relu6", "gelu", "silu", "elu", "selu", "celu", "leaky_relu", "mish", "softsign",
-      "hardtanh", "hardswish", "hardsigmoid", "softmin", "pad", "threshold", "softplus"};
-  return s;
+// Derivative bounded independently of the input values, so a NaN or Inf
+// computed in the arm `where` does not select cannot reach the gradient
+// (0 * bounded = 0).
+bool grad_bounded_op(std::string_view name) {
+  const sema::ops::OpInfo* op = sema::ops::lookup(name);
+  return op && op->has(sema::ops::GradBounded);
 }
 
-// Methods (no call) that are tensor attributes, total on tensors.
-const Set& tensor_attrs() {
-  static const Set s = {"dtype", "shape", "device", "ndim", "T", "mT", "H", "mH",
-                        "is_cuda", "layout", "requires_grad", "is_floating_point"};
-  return s;
+bool has_flag(std::string_view name, sema::ops::Flag f) {
+  const sema::ops::OpInfo* op = sema::ops::lookup(name);
+  return op && op->has(f);
 }
 
 // Reductions / predicates that are tensor evidence as methods.
-const Set& evidence_methods() {
-  static const Set s = {"any", "all", "sum", "max", "min", "mean", "prod", "norm",
-                        "count_nonzero", "amax", "amin", "isnan", "isinf", "isfinite",
-                        "logical_not", "logical_and", "logical_or", "eq", "ne", "gt", "lt",
-                        "ge", "le", "nansum", "std", "var"};
-  return s;
-}
-
-const Set& bool_methods() {
-  static const Set s = {"any", "all", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
-                        "logical_not", "logical_and", "logical_or", "logical_xor", "eq",
-                        "ne", "gt", "lt", "ge", "le", "greater", "less", "greater_equal",
-                        "less_equal", "not_equal", "isclose", "signbit", "equal", "bool"};
-  return s;
+bool evidence_method(std::string_view name) {
+  const sema::ops::OpInfo* op = sema::ops::lookup(name);
+  return op && op->evidence != sema::ops::Evidence::None;
 }
 
 template <typename F>
@@ -134,14 +71,7 @@ std::string_view method_of(const sema::Model& m, NodeId call) {
 // callee is not a torch function.
 // The result views into `q`: keep the optional alive (never pass a temporary).
 std::string_view torch_function_leaf(const std::optional<std::string>& q) {
-  if (!q) return {};
-  std::string_view s = *q;
-  for (std::string_view p : {"torch.nn.functional.", "torch.special.", "torch.linalg.", "torch."})
-    if (s.substr(0, p.size()) == p) {
-      s.remove_prefix(p.size());
-      return s.find('.') == std::string_view::npos ? s : std::string_view{};
-    }
-  return {};
+  return q ? sema::ops::torch_leaf(*q) : std::string_view{};
 }
 std::string_view torch_function_leaf(std::optional<std::string>&& q) = delete;
 
@@ -345,7 +275,7 @@ bool tensor_evidence(const lint::RuleContext& ctx, NodeId e) {
              tensor_evidence(ctx, tree.child(e, GM_F(BinOp, right)));
     case NodeKind::Call: {
       const std::string_view meth = method_of(m, e);
-      if (!meth.empty() && evidence_methods().count(meth)) {
+      if (!meth.empty() && evidence_method(meth)) {
         // `.any()`, `.sum()` ...: a builtin container has no such method.
         const NodeId recv = tree.child(tree.child(e, GM_F(Call, func)), GM_F(Attribute, value));
         return m.fact(recv).kind != sema::TensorKind::NotTensor;
@@ -375,9 +305,9 @@ bool static_atom(const lint::RuleContext& ctx, NodeId e) {
       return true;
     case NodeKind::Attribute: {
       if (m.qualified_name(e)) return true;  // torch.float16, a module constant
-      static const Set meta = {"dtype", "shape", "device", "ndim", "is_cuda", "layout",
-                               "requires_grad", "training", "is_sparse", "is_meta"};
-      return meta.count(tree.text(tree.field(e, GM_F(Attribute, attr)))) > 0;
+      // tensor metadata, or a module's `training` flag
+      const std::string_view attr = tree.text(tree.field(e, GM_F(Attribute, attr)));
+      return attr == "training" || has_flag(attr, sema::ops::MetaAttr);
     }
     case NodeKind::Subscript:
       return static_atom(ctx, tree.child(e, GM_F(Subscript, value))) &&
@@ -391,11 +321,8 @@ bool static_atom(const lint::RuleContext& ctx, NodeId e) {
                 *q == "torch.jit.is_tracing" || *q == "torch.jit.is_scripting" ||
                 *q == "torch.compiler.is_compiling"))
         return true;
-      static const Set meta_calls = {"dim", "size", "numel", "ndimension", "nelement",
-                                     "is_floating_point", "is_complex", "get_device",
-                                     "is_contiguous"};
       const std::string_view meth = method_of(m, e);
-      return !meth.empty() && meta_calls.count(meth) > 0;
+      return !meth.empty() && has_flag(meth, sema::ops::MetaCall);
     }
     default:
       return false;
@@ -445,10 +372,10 @@ bool bool_valued(const lint::RuleContext& ctx, NodeId e) {
       return op_of(tree, e, GM_F(UnaryOp, op)) == NodeKind::Not;
     case NodeKind::Call: {
       const std::string_view meth = method_of(*ctx.model(), e);
-      if (!meth.empty()) return bool_methods().count(meth) > 0;
+      if (!meth.empty()) return has_flag(meth, sema::ops::BoolResult);
       const auto q = ctx.model()->qualified_name(tree.child(e, GM_F(Call, func)));
       const std::string_view leaf = torch_function_leaf(q);
-      return !leaf.empty() && bool_methods().count(leaf) > 0 && leaf != "equal";
+      return !leaf.empty() && has_flag(leaf, sema::ops::BoolResult) && leaf != "equal";
     }
     default:
       return false;
@@ -545,13 +472,13 @@ std::set<std::string> tensor_names_of(const lint::RuleContext& ctx, NodeId cond)
     const NodeId func = tree.child(n, GM_F(Call, func));
     NodeId subject;
     const std::string_view meth = method_of(*ctx.model(), n);
-    if (!meth.empty() && evidence_methods().count(meth)) {
+    if (!meth.empty() && evidence_method(meth)) {
       subject = tree.child(func, GM_F(Attribute, value));
     } else {
       const auto q = ctx.model()->qualified_name(func);
       const std::string_view leaf = torch_function_leaf(q);
       const auto args = tree.children(n, GM_F(Call, args));
-      if (!leaf.empty() && pure_ops().count(leaf) && !args.empty()) subject = args[0];
+      if (!leaf.empty() && predicable_op(leaf) && !args.empty()) subject = args[0];
     }
     if (subject && tree.kind(subject) == NodeKind::Name) out.emplace(name_id(tree, subject));
     return true;
@@ -568,11 +495,11 @@ bool known_tensor(const lint::RuleContext& ctx, NodeId e, const Purity& p) {
     const NodeId func = tree.child(e, GM_F(Call, func));
     const std::string_view meth = method_of(*ctx.model(), e);
     if (!meth.empty())
-      return pure_ops().count(meth) && known_tensor(ctx, tree.child(func, GM_F(Attribute, value)), p);
+      return predicable_op(meth) && known_tensor(ctx, tree.child(func, GM_F(Attribute, value)), p);
     const auto q = ctx.model()->qualified_name(func);
     const std::string_view leaf = torch_function_leaf(q);
     const auto args = tree.children(e, GM_F(Call, args));
-    return !leaf.empty() && pure_ops().count(leaf) && !args.empty() && known_tensor(ctx, args[0], p);
+    return !leaf.empty() && predicable_op(leaf) && !args.empty() && known_tensor(ctx, args[0], p);
   }
   if (tree.kind(e) == NodeKind::BinOp)
     return known_tensor(ctx, tree.child(e, GM_F(BinOp, left)), p) ||
@@ -599,7 +526,7 @@ void check_pure_total(const lint::RuleContext& ctx, NodeId e, Purity& p) {
                                    "`, which this file never assigns (it may be absent)");
       }
       check_pure_total(ctx, v, p);
-      if (tensor_attrs().count(attr) && known_tensor(ctx, v, p)) return;
+      if (has_flag(attr, sema::ops::TotalAttr) && known_tensor(ctx, v, p)) return;
       if (tree.kind(v) == NodeKind::Call) {
         const auto q = m.qualified_name(tree.child(v, GM_F(Call, func)));
         if (q && (*q == "torch.finfo" || *q == "torch.iinfo")) return;
@@ -707,8 +634,8 @@ void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p) {
     // An earlier predication: as pure as its arguments (checked above).
     if (*q == "graphmend.runtime.where") return;
     const std::string_view leaf = torch_function_leaf(q);
-    if (!leaf.empty() && pure_ops().count(leaf)) {
-      if (!grad_safe_ops().count(leaf)) p.grad_safe = false;
+    if (!leaf.empty() && predicable_op(leaf)) {
+      if (!grad_bounded_op(leaf)) p.grad_safe = false;
       return;
     }
     return fail(p, ctx, call, "calls `" + *q + "`, not in the allow-list of pure, total torch ops");
@@ -721,10 +648,10 @@ void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p) {
     if (!known_tensor(ctx, recv, p))
       return fail(p, ctx, call, "calls `" + std::string(ctx.text_of(func)) +
                                     "` on a value not proven a tensor");
-    if (!pure_ops().count(meth))
+    if (!predicable_op(meth))
       return fail(p, ctx, call, "calls tensor method `." + std::string(meth) +
                                     "()`, not in the allow-list of pure, total ops");
-    if (!grad_safe_ops().count(meth)) p.grad_safe = false;
+    if (!grad_bounded_op(meth)) p.grad_safe = false;
     return;
   }
   fail(p, ctx, call, "calls `" + std::string(ctx.text_of(func)) +

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "ast/tree.h"
+#include "semantic/ops.h"
 #include "syntax/source.h"
 
 namespace gm::sema {
@@ -220,6 +221,12 @@ class Model {
     return expr.index < facts_.size() ? facts_[expr.index] : RawFact{};
   }
   bool same_shape(NodeId a, NodeId b) const;
+  // An interval every non-NaN element of `expr`'s value lies in, from the op
+  // table's value-range column (torch.rand / x.rand_like: [0, 1), sigmoid /
+  // softmax: [0, 1], relu / abs / exp: [0, inf]), bool results ([0, 1]),
+  // numeric constants, and locals bound once to such a value; nullopt when
+  // nothing is known.
+  std::optional<Interval> value_range(NodeId expr) const;
   bool facts_converged() const { return facts_converged_; }
   int fact_sweeps() const { return fact_sweeps_; }  // fixpoint iterations used
 
@@ -276,6 +283,7 @@ class Model {
   void instance_classes(NodeId expr, std::vector<std::uint32_t>& out, bool* nn_layer,
                         int depth) const;
   NodeId function_of_binding(const Binding* b, int depth) const;
+  std::optional<Interval> value_range_impl(NodeId expr, int depth) const;
 
   const ast::Tree* tree_ = nullptr;
   std::vector<Scope> scopes_;
