@@ -890,3 +890,39 @@ TEST(SemanticOps, ModelValueRange) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(SemanticScopes, ElifFromTheTree) {
+  auto a = analyze(
+      "if a:\n"
+      "    pass\n"
+      "elif b:\n"
+      "    pass\n"
+      "elif c:\n"
+      "    pass\n"
+      "else:\n"
+      "    pass\n"
+      "if d:\n"
+      "    pass\n"
+      "else:\n"
+      "    if e:\n"
+      "        pass\n"
+      "if f:\n"
+      "    pass\n"
+      "else:\n"
+      "    if g:\n"
+      "        pass\n"
+      "    x = 1\n");
+  const auto& m = a->model;
+  auto if_of = [&](const char* test) { return m.parent(a->name(test)); };
+  EXPECT_FALSE(m.is_elif(if_of("a")));
+  EXPECT_TRUE(m.is_elif(if_of("b")));
+  EXPECT_TRUE(m.is_elif(if_of("c")));
+  EXPECT_FALSE(m.is_elif(if_of("d")));
+  EXPECT_FALSE(m.is_elif(if_of("e")));  // else: followed by an indented if
+  EXPECT_FALSE(m.is_elif(if_of("g")));  // not the only statement of the else
+  EXPECT_FALSE(m.is_elif(a->name("a")));  // not an If
+}
+
+}  // namespace

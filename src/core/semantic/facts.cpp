@@ -773,24 +773,12 @@ class FactsPass {
     return false;
   }
 
+  // An in-file subclass of `cls` defines `name` too (Model::derives_from).
   bool overridden(std::uint32_t cls, std::string_view name) const {
-    for (std::uint32_t c = 0; c < m_.classes_.size(); ++c) {
-      if (c == cls) continue;
-      // derives (transitively) from cls?
-      std::vector<std::uint32_t> st{c}, seen;
-      bool derives = false;
-      while (!st.empty() && !derives) {
-        const std::uint32_t x = st.back();
-        st.pop_back();
-        if (std::find(seen.begin(), seen.end(), x) != seen.end()) continue;
-        seen.push_back(x);
-        for (std::uint32_t b : m_.classes_[x].bases) {
-          if (b == cls) derives = true;
-          st.push_back(b);
-        }
-      }
-      if (derives && m_.find_symbol(m_.classes_[c].scope, name)) return true;
-    }
+    for (std::uint32_t c = 0; c < m_.classes_.size(); ++c)
+      if (c != cls && m_.derives_from(m_.classes_[c].node, m_.classes_[cls].node) &&
+          m_.find_symbol(m_.classes_[c].scope, name))
+        return true;
     return false;
   }
 

@@ -175,6 +175,10 @@ class Model {
   NodeId parent(NodeId node) const {
     return node.index < parent_.size() ? NodeId{parent_[node.index]} : NodeId{};
   }
+  // An If statement written `elif`: the one statement of its parent If's
+  // orelse, at the parent's column (`else:` followed by an indented `if` is
+  // not one).
+  bool is_elif(NodeId if_stmt) const;
 
   // ---- qualified names
   // "torch.where", "torch.nn.functional.relu", ".mod.x", "builtins.print";
