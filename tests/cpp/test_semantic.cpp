@@ -926,3 +926,28 @@ TEST(SemanticScopes, ElifFromTheTree) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(SemanticFacts, TensorEvidenceConfidence) {
+  auto a = analyze(
+      "import torch\n"
+      "def f(x: torch.Tensor, y, n: int):\n"
+      "    a = x + 1\n"
+      "    b = y.any()\n"
+      "    c = y.keys()\n"
+      "    d = n.sum()\n"
+      "    e = torch.isnan\n"
+      "    return a, b, c, d, e, y, len(y)\n");
+  const auto& m = a->model;
+  using gm::sema::TensorEvidence;
+  EXPECT_EQ(m.tensor_evidence(a->name("a", 1)), TensorEvidence::Proven);
+  EXPECT_EQ(m.tensor_evidence(a->find(NodeKind::Call, "y.any()")), TensorEvidence::Syntactic);
+  EXPECT_EQ(m.tensor_evidence(a->find(NodeKind::Call, "y.keys()")), TensorEvidence::Unknown);
+  // an int has no .sum(): not evidence
+  EXPECT_EQ(m.tensor_evidence(a->find(NodeKind::Call, "n.sum()")), TensorEvidence::Unknown);
+  EXPECT_EQ(m.tensor_evidence(a->name("y", 3)), TensorEvidence::Unknown);
+  EXPECT_EQ(m.tensor_evidence(a->find(NodeKind::Call, "len(y)")), TensorEvidence::NotTensor);
+}
+
+}  // namespace

@@ -99,7 +99,7 @@ void fail(Purity& p, const lint::RuleContext& ctx, NodeId n, std::string what) {
 }
 
 bool proven_tensor(const sema::Model& m, NodeId e) {
-  return m.fact(e).kind == sema::TensorKind::Tensor;
+  return m.tensor_evidence(e) == sema::TensorEvidence::Proven;
 }
 
 bool is_self_name(const lint::RuleContext& ctx, NodeId n) {
@@ -273,15 +273,9 @@ bool tensor_evidence(const lint::RuleContext& ctx, NodeId e) {
     case NodeKind::BinOp:
       return tensor_evidence(ctx, tree.child(e, GM_F(BinOp, left))) ||
              tensor_evidence(ctx, tree.child(e, GM_F(BinOp, right)));
-    case NodeKind::Call: {
-      const std::string_view meth = method_of(m, e);
-      if (!meth.empty() && evidence_method(meth)) {
-        // `.any()`, `.sum()` ...: a builtin container has no such method.
-        const NodeId recv = tree.child(tree.child(e, GM_F(Call, func)), GM_F(Attribute, value));
-        return m.fact(recv).kind != sema::TensorKind::NotTensor;
-      }
-      return false;
-    }
+    case NodeKind::Call:
+      // `.any()`, `.sum()` ...: a builtin container has no such method.
+      return m.tensor_evidence(e) == sema::TensorEvidence::Syntactic;
     default:
       return false;
   }

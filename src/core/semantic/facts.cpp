@@ -1223,6 +1223,21 @@ bool Model::same_shape(NodeId a, NodeId b) const {
   return fa.same_shape_as && fa.same_shape_as == fb.same_shape_as;
 }
 
+TensorEvidence Model::tensor_evidence(NodeId e) const {
+  const TensorKind k = fact(e).kind;
+  if (k == TensorKind::Tensor) return TensorEvidence::Proven;
+  if (k == TensorKind::NotTensor) return TensorEvidence::NotTensor;
+  const Tree& t = *tree_;
+  if (!e || t.kind(e) != NodeKind::Call) return TensorEvidence::Unknown;
+  const NodeId func = t.child(e, GM_F(Call, func));
+  if (t.kind(func) != NodeKind::Attribute || qualified_name(func)) return TensorEvidence::Unknown;
+  const ops::OpInfo* op = ops::lookup(t.text(t.field(func, GM_F(Attribute, attr))));
+  if (!op || op->evidence == ops::Evidence::None) return TensorEvidence::Unknown;
+  return fact(t.child(func, GM_F(Attribute, value))).kind == TensorKind::NotTensor
+             ? TensorEvidence::Unknown
+             : TensorEvidence::Syntactic;
+}
+
 std::optional<Interval> Model::value_range(NodeId expr) const {
   return value_range_impl(expr, 0);
 }

@@ -139,6 +139,15 @@ struct TensorFact {
   TensorKind element = TensorKind::Unknown;
 };
 
+// How sure the model is that an expression evaluates to a tensor.
+enum class TensorEvidence : std::uint8_t {
+  Unknown,
+  Proven,     // its fact is Tensor
+  Syntactic,  // a call of a tensor-evidence method (op table) on a receiver
+              // not proven to be something else
+  NotTensor,  // its fact is NotTensor
+};
+
 // Internal lattice value (bitsets; join = OR). Exposed for tests/debugging.
 struct RawFact {
   static constexpr std::uint8_t kTensor = 1, kNoneV = 2, kOther = 4, kAll = 7;
@@ -225,6 +234,12 @@ class Model {
     return expr.index < facts_.size() ? facts_[expr.index] : RawFact{};
   }
   bool same_shape(NodeId a, NodeId b) const;
+  // The one tensor-evidence query: Proven / NotTensor from the facts; else
+  // Syntactic for `r.any()`, `r.sum()`, `r.isnan()`, ... (a method the op
+  // table lists as evidence, called on a value, not on a module such as
+  // `torch`, whose receiver is not proven NotTensor: no builtin type has
+  // such a method); else Unknown.
+  TensorEvidence tensor_evidence(NodeId expr) const;
   // An interval every non-NaN element of `expr`'s value lies in, from the op
   // table's value-range column (torch.rand / x.rand_like: [0, 1), sigmoid /
   // softmax: [0, 1], relu / abs / exp: [0, inf]), bool results ([0, 1]),
