@@ -1,8 +1,12 @@
-// The fixture harness shared by the rule tests (test_rules_gm2.cpp,
-// test_rules_gm3.cpp, ...): snapshot tests over tests/fixtures/rules/<CODE>/.
+// The fixture harness shared by the rule tests: snapshot tests over
+// tests/fixtures/rules/<DIR>/, every directory there (test_rule_fixtures.cpp
+// instantiates them all and checks that every registered rule has fixtures).
 //
-// Each fixture `<case>.py` in a directory named after one rule code has
-// `<case>.expected` (the diagnostics of that rule, one per line:
+// A directory named after one rule code (GM101) runs that rule; a family
+// directory (GM4xx) runs every registered rule whose code starts with its
+// prefix (GM4), so a new rule of the family is run on its fixtures.
+// Each fixture `<case>.py` has `<case>.expected` (the diagnostics of those
+// rules, one per line:
 //   LINE:COL-END_LINE:END_COL CODE MESSAGE[ | fix: ...][ | declined: ...]
 // lines 1-based, columns 0-based UTF-8 bytes) and, when the rule fixes
 // something, `<case>.fixed.py` (the exact mended text). Without `.fixed.py`
@@ -77,6 +81,25 @@ inline Source decode(std::string bytes) {
 
 inline const lint::Rule* rule_for(std::string_view code) { return lint::find_rule(code); }
 
+// "GM4xx" -> "GM4"; a rule code -> itself.
+inline std::string_view dir_prefix(std::string_view dir) {
+  return dir.size() == 5 && dir.substr(3) == "xx" ? dir.substr(0, 3) : dir;
+}
+
+// The rules a fixture directory runs (see the header comment), from the
+// registry; empty when the name is neither a registered code nor a family
+// with registered rules.
+inline std::vector<const lint::Rule*> rules_for_dir(std::string_view dir) {
+  if (dir_prefix(dir) != dir) {
+    std::vector<const lint::Rule*> out;
+    for (const lint::Rule* r : lint::rules())
+      if (r->code().substr(0, 3) == dir_prefix(dir)) out.push_back(r);
+    return out;
+  }
+  if (const lint::Rule* r = rule_for(dir)) return {r};
+  return {};
+}
+
 inline std::string format(const std::vector<lint::Diagnostic>& ds) {
   std::string out;
   for (const auto& d : ds) {
@@ -97,15 +120,21 @@ struct Outcome {
   lint::FixResult fixed;
 };
 
-// Checks and fixes `bytes` with the one rule `code`.
-inline Outcome run(std::string_view code, const std::string& bytes, bool unsafe = false) {
-  const lint::Rule* rule = rule_for(code);
-  EXPECT_NE(rule, nullptr) << code;
-  std::vector<const lint::Rule*> rules{rule};
+// Checks and fixes `bytes` with the rules of fixture directory `dir` (a
+// rule code runs that one rule).
+inline Outcome run(std::string_view dir, const std::string& bytes, bool unsafe = false) {
+  const std::vector<const lint::Rule*> rules = rules_for_dir(dir);
+  EXPECT_FALSE(rules.empty()) << dir << ": no registered rule";
   const Source src = decode(bytes);
   auto checked = lint::check_source(src, options(), rules);
   EXPECT_TRUE(checked.rule_errors.empty());
   EXPECT_FALSE(checked.syntax_error.has_value());
+  for (const auto& d : checked.diagnostics) {
+    EXPECT_FALSE(d.why.empty()) << d.code << " at line " << d.loc.line << ": no `why`";
+    // A finding either carries a fix or says why it has none.
+    EXPECT_TRUE(d.fix.has_value() || !d.declined_reason.empty())
+        << d.code << " at line " << d.loc.line << ": neither a fix nor a declined reason";
+  }
   lint::LintOptions fix_options = options();
   fix_options.unsafe_fixes = unsafe;
   return {format(checked.diagnostics), lint::fix_to_fixpoint(src, fix_options, rules)};
@@ -179,6 +208,17 @@ inline void check_snapshot(const std::string& input_path) {
   }
 }
 
+// Every fixture directory name under fixture_root(), sorted.
+inline std::vector<std::string> fixture_dirs() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!fs::is_directory(fixture_root(), ec)) return out;  // tests that need them fail
+  for (const auto& e : fs::directory_iterator(fixture_root()))
+    if (e.is_directory()) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 // Every fixture input (`*.py` but not `*.fixed.py`) under the code
 // directories, sorted.
 inline std::vector<std::string> fixture_inputs(std::initializer_list<const char*> codes) {
@@ -187,6 +227,21 @@ inline std::vector<std::string> fixture_inputs(std::initializer_list<const char*
     const fs::path dir = fixture_root() / code;
     if (!fs::exists(dir)) continue;
     for (const auto& e : fs::directory_iterator(dir)) {
+      const std::string name = e.path().filename().string();
+      if (e.path().extension() != ".py" || name.ends_with(".fixed.py")) continue;
+      out.push_back(e.path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Every fixture input of every directory, sorted.
+inline std::vector<std::string> all_fixture_inputs() {
+  std::vector<std::string> out;
+  for (const std::string& dir : fixture_dirs()) {
+    const fs::path d = fixture_root() / dir;
+    for (const auto& e : fs::directory_iterator(d)) {
       const std::string name = e.path().filename().string();
       if (e.path().extension() != ".py" || name.ends_with(".fixed.py")) continue;
       out.push_back(e.path().string());

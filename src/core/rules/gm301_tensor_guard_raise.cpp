@@ -172,7 +172,7 @@ bool is_builtin_exception(const std::optional<std::string>& q) {
 
 // `elif` parses as an If nested in the outer If's orelse.
 bool is_elif(const lint::RuleContext& ctx, NodeId if_stmt) {
-  return ctx.text().substr(ctx.tree().at(if_stmt).begin, 4) == "elif";
+  return ctx.model()->is_elif(if_stmt);
 }
 
 class TensorGuardRaise final : public lint::Rule {

@@ -7,6 +7,7 @@
 #include "edits/tree_query.h"
 #include "rules/gm1_common.h"
 #include "rules/gm2_common.h"
+#include "semantic/ops.h"
 
 namespace gm::rules::gm3 {
 
@@ -16,12 +17,11 @@ namespace {
 
 // ------------------------------------------------------------------ evidence
 
-constexpr std::string_view kReductions[] = {"any",  "all",  "sum",  "max",
-                                            "min",  "mean", "prod", "norm",
-                                            "count_nonzero", "amax", "amin"};
-
+// A reduction whose 0-d result guards test (the op table's Reduction
+// evidence: any, all, sum, max, mean, ...).
 bool is_reduction_name(std::string_view n) {
-  return std::find(std::begin(kReductions), std::end(kReductions), n) != std::end(kReductions);
+  const sema::ops::OpInfo* op = sema::ops::lookup(n);
+  return op && op->evidence == sema::ops::Evidence::Reduction;
 }
 
 std::string_view last_component(std::string_view q) {

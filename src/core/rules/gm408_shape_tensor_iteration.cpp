@@ -14,6 +14,7 @@
 #include "rules/gm1_common.h"
 #include "rules/gm4_gm5_common.h"
 #include "rules/rules.h"
+#include "semantic/ops.h"
 
 namespace gm::rules {
 namespace {
@@ -455,28 +456,26 @@ class ItemUses {
   }
 
   bool size_call(NodeId call, Kind k) const {
-    static constexpr std::string_view kFactories[] = {
-        "torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn",
-        "torch.randint", "torch.eye", "torch.tril_indices", "torch.triu_indices"};
-    static constexpr std::string_view kRanges[] = {"torch.linspace", "torch.arange", "torch.logspace"};
-    static constexpr std::string_view kMethods[] = {
-        "view", "reshape", "expand", "repeat", "new_zeros", "new_ones", "new_empty", "new_full",
-        "unflatten", "narrow"};
+    // The op table's SizeArgs (torch.zeros(*sizes), ...), RangeArgs
+    // (torch.arange(start, end, step): Scalar or 0-d tensor alike) and
+    // MethodSizeArgs (t.view(*sizes), ...).
+    using sema::ops::lookup;
     if (auto q = callee_name(ff_.m, call)) {
-      for (auto r : kRanges)
-        if (*q == r) return true;  // start/end/steps: Scalar or 0-d tensor alike
+      const std::string_view name = std::string_view(*q).substr(q->starts_with("torch.") ? 6 : 0);
+      const sema::ops::OpInfo* op =
+          q->starts_with("torch.") && name.find('.') == std::string_view::npos ? lookup(name)
+                                                                               : nullptr;
+      if (op && op->has(sema::ops::RangeArgs)) return true;
       if (k != Kind::Int) return false;
-      for (auto f : kFactories)
-        if (*q == f) return true;
+      if (op && op->has(sema::ops::SizeArgs)) return true;
       if (*q == "builtins.range") return true;
       return false;
     }
     if (k != Kind::Int) return false;
     const NodeId func = t_.child(call, GM_F(Call, func));
     if (t_.kind(func) != NodeKind::Attribute) return false;
-    const std::string_view attr = t_.text(t_.field(func, GM_F(Attribute, attr)));
-    for (auto a : kMethods)
-      if (attr == a) return true;
+    const sema::ops::OpInfo* op = lookup(t_.text(t_.field(func, GM_F(Attribute, attr))));
+    if (op && op->has(sema::ops::MethodSizeArgs)) return true;
     return false;
   }
 

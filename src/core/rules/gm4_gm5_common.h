@@ -75,11 +75,12 @@ inline bool has_double_star(const ast::Tree& tree, NodeId call) {
   return false;
 }
 
+// Model::tensor_evidence, the one tensor-evidence query.
 inline bool not_tensor(const sema::Model& m, NodeId e) {
-  return m.fact(e).kind == sema::TensorKind::NotTensor;
+  return m.tensor_evidence(e) == sema::TensorEvidence::NotTensor;
 }
 inline bool is_tensor(const sema::Model& m, NodeId e) {
-  return m.fact(e).kind == sema::TensorKind::Tensor;
+  return m.tensor_evidence(e) == sema::TensorEvidence::Proven;
 }
 
 inline bool is_false_constant(const ast::Tree& tree, NodeId e) {

@@ -132,6 +132,7 @@ struct CallPlan {
   Kind kind = Unknown;
   CallInfo info;
   std::string_view name;       // builtin / method / torch function tail
+  ops::Overload overload = ops::Overload::None;  // of `name` (torch / method)
   std::vector<NodeId> defs;    // InFile: functions whose returns join
   bool layer = false;          // a tensor-returning nn layer may be called
   bool complete = false;       // defs (+ layer) are all the call can reach
@@ -679,9 +680,11 @@ class FactsPass {
       p.name = std::string_view(*q).substr(q->rfind('.') + 1);
       const std::string_view tail = std::string_view(*q).substr(6);
       if (p.info.ret == Ret::Unknown) {
-        if (tail == "max" || tail == "min" || tail == "median" || tail == "mode" ||
-            tail == "nanmedian" || tail == "unique") {
-          p.info.ret = Ret::Unknown;  // decided per call in eval
+        const ops::OpInfo* op = ops::lookup(tail);
+        const auto ov = op ? op->overload : ops::Overload::None;
+        if (ov == ops::Overload::MaxMin || ov == ops::Overload::Median ||
+            ov == ops::Overload::Mode || ov == ops::Overload::Unique) {
+          // decided per call in eval
         } else if (tail == "Tensor" || tail == "FloatTensor" || tail == "LongTensor" ||
                    tail == "BoolTensor" || tail == "IntTensor" || tail == "nn.Parameter" ||
                    tail == "nn.parameter.Parameter") {
@@ -695,6 +698,7 @@ class FactsPass {
       // keep `name` pointing at stable storage
       names_.push_back(std::string(p.name));
       p.name = names_.back();
+      if (const ops::OpInfo* op = ops::lookup(p.name)) p.overload = op->overload;
       return p;
     }
     if (q && starts_with(*q, "builtins.")) {
@@ -720,6 +724,7 @@ class FactsPass {
       p.kind = CallPlan::Method;
       p.name = t_.text(t_.field(func, GM_F(Attribute, attr)));
       p.info = tensor_method(p.name);
+      if (const ops::OpInfo* op = ops::lookup(p.name)) p.overload = op->overload;
     }
     return p;
   }
@@ -768,24 +773,12 @@ class FactsPass {
     return false;
   }
 
+  // An in-file subclass of `cls` defines `name` too (Model::derives_from).
   bool overridden(std::uint32_t cls, std::string_view name) const {
-    for (std::uint32_t c = 0; c < m_.classes_.size(); ++c) {
-      if (c == cls) continue;
-      // derives (transitively) from cls?
-      std::vector<std::uint32_t> st{c}, seen;
-      bool derives = false;
-      while (!st.empty() && !derives) {
-        const std::uint32_t x = st.back();
-        st.pop_back();
-        if (std::find(seen.begin(), seen.end(), x) != seen.end()) continue;
-        seen.push_back(x);
-        for (std::uint32_t b : m_.classes_[x].bases) {
-          if (b == cls) derives = true;
-          st.push_back(b);
-        }
-      }
-      if (derives && m_.find_symbol(m_.classes_[c].scope, name)) return true;
-    }
+    for (std::uint32_t c = 0; c < m_.classes_.size(); ++c)
+      if (c != cls && m_.derives_from(m_.classes_[c].node, m_.classes_[cls].node) &&
+          m_.find_symbol(m_.classes_[c].scope, name))
+        return true;
     return false;
   }
 
@@ -909,23 +902,28 @@ class FactsPass {
     auto args = t_.children(call, GM_F(Call, args));
     const bool has_kw = !t_.children(call, GM_F(Call, keywords)).empty();
     const RF a0 = args.empty() ? RF{} : m_.facts_[args[0].index];
+    using ops::Overload;
+    const Overload ov = p.overload;
+    // max/min (MaxMin), median/nanmedian (Median), mode (Mode): a reduction,
+    // (values, indices) with a dim, or (MaxMin) elementwise with a tensor.
+    const bool reduces_or_pairs =
+        ov == Overload::MaxMin || ov == Overload::Median || ov == Overload::Mode;
     switch (p.kind) {
       case CallPlan::Torch: {
-        if (p.name == "where" && args.size() == 1 && !has_kw) return other(RF::kAnyDType, RF::kTensor);
-        if (p.name == "nonzero" && has_kw) return top();
-        if (p.info.ret == Ret::Unknown &&
-            (p.name == "max" || p.name == "min" || p.name == "median" || p.name == "mode" ||
-             p.name == "nanmedian")) {
-          if (args.size() == 1 && !has_kw && p.name != "mode") return tensor(a0.dtypes, call.index);
+        if (ov == Overload::Where && args.size() == 1 && !has_kw)
+          return other(RF::kAnyDType, RF::kTensor);
+        if (ov == Overload::Nonzero && has_kw) return top();
+        if (p.info.ret == Ret::Unknown && reduces_or_pairs) {
+          if (args.size() == 1 && !has_kw && ov != Overload::Mode) return tensor(a0.dtypes, call.index);
           if (args.size() == 2 && !has_kw && tensorish(m_.facts_[args[1].index]) &&
-              (p.name == "max" || p.name == "min"))
+              ov == Overload::MaxMin)
             return tensor(promote(a0.dtypes, m_.facts_[args[1].index].dtypes), call.index);
           if (p.dim_given || (args.size() >= 2 && nontensor(m_.facts_[args[1].index])))
             return other(RF::kAnyDType, RF::kTensor);
           return top();
         }
-        if (p.name == "unique") return has_kw ? top() : tensor(a0.dtypes, call.index);
-        if ((p.name == "sum" || p.name == "prod" || p.name == "nansum") && tensorish(a0)) {
+        if (ov == Overload::Unique) return has_kw ? top() : tensor(a0.dtypes, call.index);
+        if (ov == Overload::SumProd && tensorish(a0)) {
           const std::uint8_t dt = p.dtype_kw ? p.dtype_kw
                                   : single(a0.dtypes) && a0.dtypes <= RF::kInt ? RF::kInt
                                                                                : a0.dtypes;
@@ -972,36 +970,34 @@ class FactsPass {
         const RF recv = m_.facts_[t_.child(func, GM_F(Attribute, value)).index];
         if (is_bottom(recv)) return {};
         if (!tensorish(recv)) return top();
-        const std::string_view n = p.name;
-        if (n == "size" || n == "stride")
+        if (ov == Overload::Size)
           return args.empty() && !has_kw ? other(RF::kInt, RF::kOther) : other(RF::kInt);
-        if (n == "item") return other(single(recv.dtypes) ? (recv.dtypes == RF::kBool ? RF::kBool : recv.dtypes) : RF::kAnyDType);
-        if (n == "max" || n == "min" || n == "median" || n == "mode" || n == "nanmedian") {
-          if (args.empty() && !has_kw && n != "mode") return tensor(recv.dtypes, call.index);
-          if (n == "max" || n == "min") {
+        if (ov == Overload::Item) return other(single(recv.dtypes) ? (recv.dtypes == RF::kBool ? RF::kBool : recv.dtypes) : RF::kAnyDType);
+        if (reduces_or_pairs) {
+          if (args.empty() && !has_kw && ov != Overload::Mode) return tensor(recv.dtypes, call.index);
+          if (ov == Overload::MaxMin) {
             if (args.size() == 1 && !has_kw && tensorish(m_.facts_[args[0].index]))
               return tensor(promote(recv.dtypes, m_.facts_[args[0].index].dtypes), call.index);
           }
           if (p.dim_given || (!args.empty() && nontensor(a0))) return other(RF::kAnyDType, RF::kTensor);
           return top();
         }
-        if (n == "unique") return has_kw ? top() : tensor(recv.dtypes, call.index);
-        if (n == "sum" || n == "prod" || n == "nansum") {
+        if (ov == Overload::Unique) return has_kw ? top() : tensor(recv.dtypes, call.index);
+        if (ov == Overload::SumProd) {
           const std::uint8_t dt = p.dtype_kw ? p.dtype_kw
                                   : single(recv.dtypes) && recv.dtypes <= RF::kInt ? RF::kInt
                                                                                    : recv.dtypes;
           return tensor(dt, call.index);
         }
-        if (n == "to" && !args.empty()) {
+        if (ov == Overload::To && !args.empty()) {
           const std::uint8_t d = p.arg0_dtype;
           return tensor(d ? d : (p.dtype_kw ? p.dtype_kw : RF::kAnyDType), recv.shape);
         }
-        if (n == "to") return tensor(p.dtype_kw ? p.dtype_kw : recv.dtypes, recv.shape);
+        if (ov == Overload::To) return tensor(p.dtype_kw ? p.dtype_kw : recv.dtypes, recv.shape);
         if (p.info.ret == Ret::Unknown) return top();
         // comparisons / arithmetic as methods: same shape only with a scalar
         CallInfo info = p.info;
-        if (info.same_shape && !args.empty() && !nontensor(a0) &&
-            (n == "eq" || n == "ne" || n == "lt" || n == "le" || n == "gt" || n == "ge"))
+        if (info.same_shape && !args.empty() && !nontensor(a0) && ov == Overload::Compare)
           info.same_shape = false;
         return apply(info, recv, call.index, p.dtype_kw);
       }
@@ -1225,6 +1221,86 @@ TensorFact Model::fact(NodeId expr) const {
 bool Model::same_shape(NodeId a, NodeId b) const {
   const TensorFact fa = fact(a), fb = fact(b);
   return fa.same_shape_as && fa.same_shape_as == fb.same_shape_as;
+}
+
+TensorEvidence Model::tensor_evidence(NodeId e) const {
+  const TensorKind k = fact(e).kind;
+  if (k == TensorKind::Tensor) return TensorEvidence::Proven;
+  if (k == TensorKind::NotTensor) return TensorEvidence::NotTensor;
+  const Tree& t = *tree_;
+  if (!e || t.kind(e) != NodeKind::Call) return TensorEvidence::Unknown;
+  const NodeId func = t.child(e, GM_F(Call, func));
+  if (t.kind(func) != NodeKind::Attribute || qualified_name(func)) return TensorEvidence::Unknown;
+  const ops::OpInfo* op = ops::lookup(t.text(t.field(func, GM_F(Attribute, attr))));
+  if (!op || op->evidence == ops::Evidence::None) return TensorEvidence::Unknown;
+  return fact(t.child(func, GM_F(Attribute, value))).kind == TensorKind::NotTensor
+             ? TensorEvidence::Unknown
+             : TensorEvidence::Syntactic;
+}
+
+std::optional<Interval> Model::value_range(NodeId expr) const {
+  return value_range_impl(expr, 0);
+}
+
+std::optional<Interval> Model::value_range_impl(NodeId e, int depth) const {
+  if (!e || depth > 8) return std::nullopt;
+  const Tree& t = *tree_;
+  auto point = [](double v) { return Interval{v, v, Interval::Closed, Interval::Closed}; };
+  switch (t.kind(e)) {
+    case NodeKind::Constant: {
+      const auto& c = t.constant_at(t.field(e, GM_F(Constant, value)));
+      switch (c.kind) {
+        case ast::ConstantValue::Kind::True: return point(1);
+        case ast::ConstantValue::Kind::False: return point(0);
+        case ast::ConstantValue::Kind::Float: return point(c.number);
+        case ast::ConstantValue::Kind::Int: {
+          const std::string_view digits = t.str(c.text);
+          if (digits.size() > 15) return std::nullopt;  // beyond exact doubles
+          double v = 0;
+          for (char ch : digits) v = v * 10 + (ch - '0');
+          return point(v);
+        }
+        default: return std::nullopt;
+      }
+    }
+    case NodeKind::UnaryOp: {
+      const auto op = static_cast<NodeKind>(t.field(e, GM_F(UnaryOp, op)).a);
+      const NodeId operand = t.child(e, GM_F(UnaryOp, operand));
+      if (op == NodeKind::USub && t.kind(operand) == NodeKind::Constant) {
+        const auto r = value_range_impl(operand, depth + 1);
+        if (r) return Interval{-r->hi, -r->lo, r->hi_end, r->lo_end};
+      }
+      return std::nullopt;
+    }
+    case NodeKind::Name: {
+      // A local bound once, to a whole value: that value's range.
+      if (static_cast<NodeKind>(t.field(e, GM_F(Name, ctx)).a) != NodeKind::Load) return std::nullopt;
+      const Binding* b = resolve(e);
+      if (!b || b->kind != BindingKind::Assign || !b->value) return std::nullopt;
+      if (bindings_of(b->scope, b->name).size() != 1) return std::nullopt;
+      return value_range_impl(b->value, depth + 1);
+    }
+    case NodeKind::Call: {
+      const NodeId func = t.child(e, GM_F(Call, func));
+      const auto q = qualified_name(func);
+      if (q) {
+        const ops::OpInfo* op = ops::lookup_qualified(*q);
+        const bool tensor_result = op && (op->function.ret == Ret::Tensor ||
+                                          op->functional.ret == Ret::Tensor);
+        if (tensor_result) return ops::value_range(*op);
+      } else if (t.kind(func) == NodeKind::Attribute &&
+                 fact(t.child(func, GM_F(Attribute, value))).kind == TensorKind::Tensor) {
+        const ops::OpInfo* op = ops::lookup(t.text(t.field(func, GM_F(Attribute, attr))));
+        if (op && op->method.ret == Ret::Tensor) return ops::value_range(*op);
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  const TensorFact f = fact(e);
+  if (f.kind == TensorKind::Tensor && f.dtype == DType::Bool) return Interval{0, 1};
+  return std::nullopt;
 }
 
 }  // namespace gm::sema

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "ast/tree.h"
+#include "semantic/ops.h"
 #include "syntax/source.h"
 
 namespace gm::sema {
@@ -139,6 +140,15 @@ struct TensorFact {
   TensorKind element = TensorKind::Unknown;
 };
 
+// How sure the model is that an expression evaluates to a tensor.
+enum class TensorEvidence : std::uint8_t {
+  Unknown,
+  Proven,     // its fact is Tensor
+  Syntactic,  // a call of a tensor-evidence method (op table) on a receiver
+              // not proven to be something else
+  NotTensor,  // its fact is NotTensor
+};
+
 // Internal lattice value (bitsets; join = OR). Exposed for tests/debugging.
 struct RawFact {
   static constexpr std::uint8_t kTensor = 1, kNoneV = 2, kOther = 4, kAll = 7;
@@ -175,6 +185,10 @@ class Model {
   NodeId parent(NodeId node) const {
     return node.index < parent_.size() ? NodeId{parent_[node.index]} : NodeId{};
   }
+  // An If statement written `elif`: the one statement of its parent If's
+  // orelse, at the parent's column (`else:` followed by an indented `if` is
+  // not one).
+  bool is_elif(NodeId if_stmt) const;
 
   // ---- qualified names
   // "torch.where", "torch.nn.functional.relu", ".mod.x", "builtins.print";
@@ -191,6 +205,12 @@ class Model {
   // `cls` derives from `base` through in-file base classes (both ClassDefs;
   // a class does not derive from itself).
   bool derives_from(NodeId cls, NodeId base) const;
+  // `self.<attr>` is assigned somewhere in this file: a Store of an
+  // attribute of the name `self` (any target form), or a
+  // register_buffer / register_parameter / add_module call with a constant
+  // string name. File-wide and per tree (computed by analyze, never cached
+  // elsewhere): an attribute no code here assigns may be absent at run time.
+  bool assigns_self_attr(std::string_view attr) const;
   // Every region function with why it is one (entries first, then what they
   // reach, breadth of the worklist). Entries from classes with
   // ModuleConfidence::Name are included: check `confidence`.
@@ -215,6 +235,18 @@ class Model {
     return expr.index < facts_.size() ? facts_[expr.index] : RawFact{};
   }
   bool same_shape(NodeId a, NodeId b) const;
+  // The one tensor-evidence query: Proven / NotTensor from the facts; else
+  // Syntactic for `r.any()`, `r.sum()`, `r.isnan()`, ... (a method the op
+  // table lists as evidence, called on a value, not on a module such as
+  // `torch`, whose receiver is not proven NotTensor: no builtin type has
+  // such a method); else Unknown.
+  TensorEvidence tensor_evidence(NodeId expr) const;
+  // An interval every non-NaN element of `expr`'s value lies in, from the op
+  // table's value-range column (torch.rand / x.rand_like: [0, 1), sigmoid /
+  // softmax: [0, 1], relu / abs / exp: [0, inf]), bool results ([0, 1]),
+  // numeric constants, and locals bound once to such a value; nullopt when
+  // nothing is known.
+  std::optional<Interval> value_range(NodeId expr) const;
   bool facts_converged() const { return facts_converged_; }
   int fact_sweeps() const { return fact_sweeps_; }  // fixpoint iterations used
 
@@ -271,6 +303,7 @@ class Model {
   void instance_classes(NodeId expr, std::vector<std::uint32_t>& out, bool* nn_layer,
                         int depth) const;
   NodeId function_of_binding(const Binding* b, int depth) const;
+  std::optional<Interval> value_range_impl(NodeId expr, int depth) const;
 
   const ast::Tree* tree_ = nullptr;
   std::vector<Scope> scopes_;
@@ -287,6 +320,7 @@ class Model {
   std::vector<ClassInfo> classes_;
   std::unordered_map<std::uint32_t, std::uint32_t> class_index_;  // ClassDef → id
   std::vector<AttrInfo> attrs_;
+  std::vector<std::string_view> self_stores_;  // sorted, unique: assigns_self_attr
   std::vector<RegionFunction> regions_;
   std::unordered_map<std::uint32_t, std::uint32_t> region_index_;  // def → regions_ id
   std::vector<std::uint32_t> scope_owner_def_;  // scope → nearest (Async)FunctionDef node, 0

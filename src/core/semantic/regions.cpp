@@ -411,6 +411,15 @@ void Analyzer::build_classes(Model& m) {
   };
   for (NodeId n : m.postorder_) {
     switch (t.kind(n)) {
+      case NodeKind::Attribute: {
+        // Any store to self.<attr> (assignment, augmented, for/with targets,
+        // unpacking): assigns_self_attr.
+        const NodeId v = t.child(n, GM_F(Attribute, value));
+        if (static_cast<NodeKind>(t.field(n, GM_F(Attribute, ctx)).a) == NodeKind::Store &&
+            t.kind(v) == NodeKind::Name && t.text(t.field(v, GM_F(Name, id))) == "self")
+          m.self_stores_.push_back(t.text(t.field(n, GM_F(Attribute, attr))));
+        break;
+      }
       case NodeKind::Assign:
         for (NodeId tg : t.children(n, GM_F(Assign, targets)))
           record(tg, t.child(n, GM_F(Assign, value)));
@@ -422,10 +431,15 @@ void Analyzer::build_classes(Model& m) {
       case NodeKind::Call: {
         // self.register_buffer("name", value)
         const NodeId f = t.child(n, GM_F(Call, func));
-        if (t.kind(f) != NodeKind::Attribute ||
-            t.text(t.field(f, GM_F(Attribute, attr))) != "register_buffer")
-          break;
+        if (t.kind(f) != NodeKind::Attribute) break;
+        const std::string_view meth = t.text(t.field(f, GM_F(Attribute, attr)));
         auto args = t.children(n, GM_F(Call, args));
+        if ((meth == "register_buffer" || meth == "register_parameter" || meth == "add_module") &&
+            !args.empty() && t.kind(args[0]) == NodeKind::Constant) {
+          const auto& name = t.constant_at(t.field(args[0], GM_F(Constant, value)));
+          if (name.kind == ast::ConstantValue::Kind::Str) m.self_stores_.push_back(t.str(name.text));
+        }
+        if (meth != "register_buffer") break;
         if (args.size() < 2 || t.kind(args[0]) != NodeKind::Constant) break;
         const auto& cv = t.constant_at(t.field(args[0], GM_F(Constant, value)));
         if (cv.kind != ast::ConstantValue::Kind::Str) break;
@@ -440,6 +454,13 @@ void Analyzer::build_classes(Model& m) {
         break;
     }
   }
+  std::sort(m.self_stores_.begin(), m.self_stores_.end());
+  m.self_stores_.erase(std::unique(m.self_stores_.begin(), m.self_stores_.end()),
+                       m.self_stores_.end());
+}
+
+bool Model::assigns_self_attr(std::string_view attr) const {
+  return std::binary_search(self_stores_.begin(), self_stores_.end(), attr);
 }
 
 void Analyzer::build_regions(Model& m, std::span<const std::string> extra_roots) {

@@ -642,6 +642,17 @@ bool Model::is_logger(NodeId expr) const {
   return false;
 }
 
+bool Model::is_elif(NodeId stmt) const {
+  const Tree& t = *tree_;
+  if (!stmt || t.kind(stmt) != NodeKind::If) return false;
+  const NodeId outer = parent(stmt);
+  if (!outer || t.kind(outer) != NodeKind::If) return false;
+  const auto orelse = t.children(outer, GM_F(If, orelse));
+  return orelse.size() == 1 && orelse[0] == stmt &&
+         t.at(stmt).pos.lineno > t.at(outer).pos.lineno &&
+         t.at(stmt).pos.col_offset == t.at(outer).pos.col_offset;
+}
+
 Model analyze(const ast::Tree& tree, const Source& /*source*/, const AnalyzeOptions& options) {
   Model m;
   m.tree_ = &tree;

@@ -1,198 +1,119 @@
-// The allow-lists behind tensor facts and module detection. Anything not
-// listed here stays Unknown: add entries only for what PyTorch documents.
+// The lookup maps behind tensor facts, built from the op table
+// (torch_ops.def), and the torch.nn class lists behind module detection.
+// Anything not listed stays Unknown: add entries only for what PyTorch
+// documents.
 #include "semantic/tables.h"
 
-#include <initializer_list>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "semantic/analyzer.h"
 
-namespace gm::sema::detail {
+namespace gm::sema {
+namespace ops {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr auto Closed = Interval::Closed;
+constexpr auto Open = Interval::Open;
+
+constexpr CallInfo NO{};
+constexpr CallInfo PY{Ret::NotTensor, RetDType::Unknown, false};
+constexpr CallInfo SEQ{Ret::TensorSeq, RetDType::Unknown, false};
+constexpr CallInfo INTS{Ret::IntSeq, RetDType::Int, false};
+#define T(dtype, same_shape) (CallInfo{Ret::Tensor, RetDType::dtype, (same_shape) != 0})
+#define RANGE(lo, hi, lo_end, hi_end) (std::optional<Interval>(Interval{lo, hi, lo_end, hi_end}))
+#define RANGE_NONE (std::optional<Interval>())
+
+const std::vector<OpInfo>& table() {
+  static const std::vector<OpInfo> rows = {
+#define GM_TORCH_OP(name, function, functional, method, attribute, flags, evidence, overload, \
+                    range)                                                                  \
+  OpInfo{name, function, functional, method, attribute, static_cast<std::uint32_t>(flags),  \
+         Evidence::evidence, Overload::overload, range},
+#include "semantic/torch_ops.def"
+  };
+  return rows;
+}
+
+#undef T
+#undef RANGE
+#undef RANGE_NONE
+
+using Index = std::unordered_map<std::string_view, const OpInfo*>;
+
+const Index& index() {
+  static const Index m = [] {
+    Index m;
+    for (const OpInfo& op : table()) m.emplace(op.name, &op);
+    return m;
+  }();
+  return m;
+}
+
+}  // namespace
+
+const OpInfo* lookup(std::string_view name) {
+  const auto& m = index();
+  auto it = m.find(name);
+  return it == m.end() ? nullptr : it->second;
+}
+
+std::string_view torch_leaf(std::string_view s) {
+  for (std::string_view p : {"torch.nn.functional.", "torch.special.", "torch.linalg.", "torch."})
+    if (s.substr(0, p.size()) == p) {
+      s.remove_prefix(p.size());
+      return s.find('.') == std::string_view::npos ? s : std::string_view{};
+    }
+  return {};
+}
+
+const OpInfo* lookup_qualified(std::string_view qualified) {
+  const std::string_view leaf = torch_leaf(qualified);
+  return leaf.empty() ? nullptr : lookup(leaf);
+}
+
+std::optional<Interval> value_range(const OpInfo& op) {
+  if (op.range) return op.range;
+  if (op.has(BoolResult)) return Interval{0, 1, Interval::Closed, Interval::Closed};
+  return std::nullopt;
+}
+
+}  // namespace ops
+
+namespace detail {
 namespace {
 
 using Map = std::unordered_map<std::string_view, CallInfo>;
 
-template <std::size_t N>
-void add(Map& m, const std::string_view (&names)[N], CallInfo info) {
-  for (auto n : names) m[n] = info;
+// One role's column of the op table: the names known in that role.
+template <typename Column>
+Map column(Column col) {
+  Map m;
+  for (const ops::OpInfo& op : ops::table())
+    if (col(op).ret != Ret::Unknown) m.emplace(op.name, col(op));
+  return m;
+}
+
+const Map& functions() {
+  static const Map m = column([](const ops::OpInfo& op) { return op.function; });
+  return m;
+}
+const Map& functional() {
+  static const Map m = column([](const ops::OpInfo& op) { return op.functional; });
+  return m;
+}
+const Map& methods() {
+  static const Map m = column([](const ops::OpInfo& op) { return op.method; });
+  return m;
+}
+const Map& attributes() {
+  static const Map m = column([](const ops::OpInfo& op) { return op.attribute; });
+  return m;
 }
 
 constexpr CallInfo T(RetDType d, bool shape = false) { return {Ret::Tensor, d, shape}; }
-constexpr CallInfo kNotTensor{Ret::NotTensor, RetDType::Unknown, false};
-constexpr CallInfo kTensorSeq{Ret::TensorSeq, RetDType::Unknown, false};
-
-// Elementwise, shape- and dtype-preserving (as functions: of the first
-// argument; as methods: of the receiver).
-constexpr std::string_view kElementwiseSame[] = {
-    "abs", "neg", "negative", "clamp", "clip", "clamp_min", "clamp_max", "floor", "ceil",
-    "round", "trunc", "frac", "sign", "sgn", "square", "nan_to_num", "masked_fill", "clone",
-    "detach", "zeros_like", "ones_like", "empty_like", "full_like", "randint_like", "dropout",
-    "flip", "fliplr", "flipud", "roll", "triu", "tril", "cumsum", "cumprod", "relu", "relu_",
-    "bitwise_not", "positive", "contiguous", "index_fill", "index_copy", "index_add",
-    "masked_scatter", "scatter", "scatter_add", "scatter_reduce", "requires_grad_", "cpu",
-    "cuda", "pin_memory", "logcumsumexp", "deg2rad", "rad2deg", "fmod", "remainder",
-    "nextafter", "copysign"};
-// Elementwise float results (shape-preserving).
-constexpr std::string_view kElementwiseFloat[] = {
-    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
-    "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "tanh",
-    "sigmoid", "erf", "erfc", "erfinv", "reciprocal", "softmax", "log_softmax", "rand_like",
-    "randn_like", "logit", "sinc", "lgamma", "digamma", "i0", "xlogy", "softplus"};
-constexpr std::string_view kElementwiseBool[] = {
-    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "logical_not", "signbit"};
-// Bool results, broadcasting.
-constexpr std::string_view kBool[] = {
-    "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "greater",
-    "greater_equal", "less", "less_equal", "not_equal", "isclose", "isin", "any", "all"};
-constexpr std::string_view kInt[] = {
-    "argmax", "argmin", "argsort", "nonzero", "searchsorted", "bucketize", "count_nonzero",
-    "multinomial", "tril_indices", "triu_indices", "argwhere", "randperm", "randint"};
-constexpr std::string_view kFloat[] = {
-    "rand", "randn", "mean", "nanmean", "std", "var", "norm", "linspace", "logspace", "normal",
-    "cdist", "dist", "true_divide", "cosine_similarity", "pairwise_distance", "pdist", "lerp",
-    "atan2", "hypot", "logsumexp", "layer_norm", "group_norm", "batch_norm", "instance_norm",
-    "rms_norm", "dot", "vdot", "trace"};
-// Tensor results whose dtype follows the inputs.
-constexpr std::string_view kTensorSame[] = {
-    "sum", "nansum", "prod", "amax", "amin", "matmul", "mm", "bmm", "mv", "einsum", "cat",
-    "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "reshape",
-    "view_as_real", "view_as_complex", "transpose", "swapaxes", "swapdims", "permute",
-    "movedim", "moveaxis", "squeeze", "unsqueeze", "flatten", "unflatten", "gather",
-    "index_select", "masked_select", "take", "take_along_dim", "repeat_interleave", "outer",
-    "diag", "diagonal", "diag_embed", "baddbmm", "addmm", "addbmm", "addmv", "addcmul",
-    "addcdiv", "pow", "add", "sub", "subtract", "mul", "multiply", "div", "divide",
-    "floor_divide", "minimum", "maximum", "fmin", "fmax", "narrow", "select", "tile",
-    "broadcast_to", "tensordot", "kron", "cross", "rot90", "t", "atleast_1d", "atleast_2d",
-    "atleast_3d", "index_put", "diff", "block_diag", "cartesian_prod", "combinations",
-    "where", "bernoulli", "polar", "complex", "real", "imag", "conj", "resolve_conj",
-    "resolve_neg", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-    "conv_transpose3d", "embedding", "bitwise_and", "bitwise_or", "bitwise_xor",
-    "bitwise_left_shift", "bitwise_right_shift", "expand_copy", "clone", "tensor",
-    "as_tensor", "from_numpy", "full", "arange", "range", "heaviside", "gcd", "lcm",
-    "renorm", "histc", "bincount", "cummax_values", "vander", "tril_", "triu_", "flatten",
-    "ravel", "view_copy", "chain_matmul", "inner", "ger", "addr", "cov", "corrcoef",
-    "quantile", "nanquantile", "clamp", "float_power"};
-// Factories: dtype= keyword, else the default float dtype.
-constexpr std::string_view kFactoryFloat[] = {"zeros", "ones", "empty",
-                                                                    "eye", "empty_strided"};
-constexpr std::string_view kSeq[] = {
-    "chunk", "split", "tensor_split", "unbind", "sort", "topk", "kthvalue", "meshgrid",
-    "broadcast_tensors", "std_mean", "var_mean", "aminmax", "split_with_sizes", "hsplit",
-    "vsplit", "dsplit", "cummax", "cummin", "frexp", "unsafe_chunk", "unsafe_split"};
-constexpr std::string_view kTorchNotTensor[] = {
-    "equal", "is_tensor", "is_floating_point", "is_complex", "is_nonzero", "numel",
-    "is_grad_enabled", "is_inference_mode_enabled", "get_default_dtype", "is_storage",
-    "result_type", "promote_types", "can_cast", "finfo", "iinfo", "device", "Size", "allclose",
-    "is_autocast_enabled", "get_autocast_gpu_dtype", "is_deterministic_algorithms_enabled",
-    "jit.is_scripting", "jit.is_tracing", "compiler.is_compiling", "compiler.is_dynamo_compiling",
-    "_dynamo.is_compiling", "_C._get_tracing_state", "cuda.is_available", "cuda.device_count",
-    "cuda.current_device", "get_num_threads", "is_same_size", "_utils.is_compiling",
-    "fx._symbolic_trace.is_fx_tracing", "__version__"};
-
-// torch.nn.functional.*
-constexpr std::string_view kFunctionalSame[] = {
-    "relu", "relu6", "gelu", "silu", "elu", "selu", "celu", "leaky_relu", "mish", "softplus",
-    "softsign", "hardtanh", "hardswish", "hardsigmoid", "sigmoid", "tanh", "logsigmoid",
-    "softmax", "log_softmax", "softmin", "dropout", "dropout1d", "dropout2d", "dropout3d",
-    "alpha_dropout", "feature_alpha_dropout", "layer_norm", "group_norm", "batch_norm",
-    "instance_norm", "rms_norm", "local_response_norm", "normalize", "gumbel_softmax",
-    "threshold", "hardshrink", "softshrink", "tanhshrink", "prelu", "rrelu", "relu_", "elu_",
-    "leaky_relu_", "tanh_"};
-constexpr std::string_view kFunctionalTensor[] = {
-    "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-    "conv_transpose3d", "embedding", "embedding_bag", "pad", "interpolate", "upsample",
-    "upsample_nearest", "upsample_bilinear", "grid_sample", "affine_grid", "avg_pool1d",
-    "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-    "adaptive_avg_pool3d", "pixel_shuffle", "pixel_unshuffle", "unfold", "fold",
-    "cosine_similarity", "pairwise_distance", "pdist", "scaled_dot_product_attention",
-    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
-    "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "ctc_loss",
-    "poisson_nll_loss", "glu", "one_hot"};
-
-// Tensor methods only.
-constexpr std::string_view kMethodSame[] = {
-    "view", "view_as", "reshape_as", "expand", "expand_as", "repeat", "type_as", "unfold",
-    "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "masked_fill_", "fill_",
-    "zero_", "copy_", "add_", "sub_", "mul_", "div_", "clamp_", "clamp_min_", "clamp_max_",
-    "masked_scatter_", "scatter_", "scatter_add_", "index_fill_", "index_copy_", "index_add_",
-    "neg_", "abs_", "pow_", "t_", "squeeze_", "unsqueeze_", "transpose_", "fill_diagonal_",
-    "masked_fill", "put_", "share_memory_", "data_ptr_", "sigmoid_", "exp_", "log_",
-    "floor_", "ceil_", "round_", "sqrt_", "rsqrt_", "sign_", "normal_", "uniform_",
-    "bernoulli_", "random_", "exponential_", "float_power_", "addcmul_", "addcdiv_", "lerp_",
-    "logical_not_", "copysign_", "nan_to_num_", "cumsum_", "detach_", "resize_", "resize_as_",
-    "set_", "retain_grad", "align_as", "rename", "refine_names", "pin_memory", "to",
-    "contiguous", "coalesce", "to_dense", "to_sparse"};
-constexpr std::string_view kMethodNotTensor[] = {
-    "item", "tolist", "dim", "ndimension", "numel", "nelement", "element_size",
-    "is_contiguous", "is_floating_point", "is_complex", "data_ptr", "get_device", "equal",
-    "allclose", "storage_offset", "numpy", "__len__", "is_set_to", "is_shared", "is_pinned",
-    "untyped_storage", "register_hook", "backward", "dim_order", "is_signed", "is_inference",
-    "__bool__", "__int__", "__float__", "__index__", "is_nonzero", "is_same_size"};
-
-const Map& functions() {
-  static const Map m = [] {
-    Map m;
-    add(m, kTensorSame, T(RetDType::Same));
-    add(m, kInt, T(RetDType::Int));
-    add(m, kFloat, T(RetDType::Float));
-    add(m, kBool, T(RetDType::Bool));
-    add(m, kElementwiseSame, T(RetDType::Same, true));
-    add(m, kElementwiseFloat, T(RetDType::Float, true));
-    add(m, kElementwiseBool, T(RetDType::Bool, true));
-    add(m, kFactoryFloat, T(RetDType::FromArgs));
-    add(m, kSeq, kTensorSeq);
-    add(m, kTorchNotTensor, kNotTensor);
-    for (auto n : {"zeros_like", "ones_like", "empty_like", "full_like", "randint_like"})
-      m[n] = T(RetDType::Same, true);
-    for (auto n : {"tensor", "as_tensor", "full", "arange", "range"}) m[n] = T(RetDType::FromArgs);
-    m["sum"] = T(RetDType::Unknown);
-    m["nansum"] = T(RetDType::Unknown);
-    m["prod"] = T(RetDType::Unknown);
-    m["where"] = T(RetDType::Unknown);  // 1-argument where: see facts.cpp
-    return m;
-  }();
-  return m;
-}
-
-const Map& functional() {
-  static const Map m = [] {
-    Map m;
-    add(m, kFunctionalSame, T(RetDType::Same, true));
-    add(m, kFunctionalTensor, T(RetDType::Unknown));
-    m["one_hot"] = T(RetDType::Int);
-    for (auto n : {"softmax", "log_softmax", "softmin", "gumbel_softmax", "sigmoid", "tanh",
-                   "gelu", "silu", "layer_norm", "rms_norm", "normalize"})
-      m[n] = T(RetDType::Float, true);
-    return m;
-  }();
-  return m;
-}
-
-const Map& methods() {
-  static const Map m = [] {
-    Map m = functions();
-    for (auto n : kTorchNotTensor) m.erase(n);
-    add(m, kMethodSame, T(RetDType::Same));
-    for (auto n : kMethodSame)
-      if (n.back() == '_' || n == "masked_fill" || n == "type_as" || n == "contiguous" ||
-          n == "pin_memory")
-        m[n] = T(RetDType::Same, true);
-    m["type_as"] = T(RetDType::Unknown, true);
-    m["to"] = T(RetDType::FromArgs, true);
-    for (auto n : {"float", "half", "double", "bfloat16"}) m[n] = T(RetDType::Float, true);
-    for (auto n : {"long", "int", "short", "byte", "char"}) m[n] = T(RetDType::Int, true);
-    m["bool"] = T(RetDType::Bool, true);
-    for (auto n : {"new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "view", "repeat",
-                   "expand", "unfold", "view_as", "reshape_as", "expand_as"})
-      m[n] = T(RetDType::Same);
-    add(m, kMethodNotTensor, kNotTensor);
-    for (auto n : {"sum", "nansum", "prod"}) m[n] = T(RetDType::Unknown);
-    return m;
-  }();
-  return m;
-}
 
 }  // namespace
 
@@ -264,16 +185,10 @@ CallInfo tensor_method(std::string_view name) {
 }
 
 CallInfo tensor_attribute(std::string_view name) {
-  if (name == "shape") return {Ret::IntSeq, RetDType::Int, false};
-  if (name == "T" || name == "mT" || name == "H" || name == "mH") return T(RetDType::Same);
-  if (name == "data") return T(RetDType::Same, true);
-  if (name == "real" || name == "imag") return T(RetDType::Float, true);
-  if (name == "dtype" || name == "device" || name == "ndim" || name == "is_cuda" ||
-      name == "is_leaf" || name == "requires_grad" || name == "layout" || name == "is_sparse" ||
-      name == "is_quantized" || name == "is_meta" || name == "itemsize" || name == "nbytes" ||
-      name == "names" || name == "is_cpu" || name == "is_mps")
-    return kNotTensor;
-  return {};
+  const auto& m = attributes();
+  auto it = m.find(name);
+  return it == m.end() ? CallInfo{} : it->second;
 }
 
-}  // namespace gm::sema::detail
+}  // namespace detail
+}  // namespace gm::sema

@@ -1,36 +1,18 @@
-// Internal: explicit allow-lists of torch classes, functions and tensor
-// methods, with what they return. Anything not listed is Unknown.
+// Internal: torch classes, and what torch functions and tensor methods
+// return (from the op table, semantic/torch_ops.def; ops.h is its public
+// face). Anything not listed is Unknown.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 
+#include "semantic/ops.h"
+
 namespace gm::sema::detail {
 
-// What a call returns.
-enum class Ret : std::uint8_t {
-  Unknown,
-  Tensor,     // a tensor
-  NotTensor,  // a Python value (bool, int, float, str, Size, dtype, ...)
-  TensorSeq,  // a tuple/list of tensors (chunk, split, sort, topk, ...)
-  IntSeq,     // a tuple of ints (size(), shape)
-};
-
-// dtype of the result
-enum class RetDType : std::uint8_t {
-  Unknown,
-  Same,      // as the receiver / first argument
-  Bool,
-  Int,
-  Float,
-  FromArgs,  // dtype= keyword, else Unknown (zeros/ones default float: Float)
-};
-
-struct CallInfo {
-  Ret ret = Ret::Unknown;
-  RetDType dtype = RetDType::Unknown;
-  bool same_shape = false;  // same shape as the receiver / first argument
-};
+using sema::CallInfo;
+using sema::Ret;
+using sema::RetDType;
 
 // `torch.nn.Module` or a torch.nn module class (`torch.nn.Linear`,
 // `torch.nn.modules.conv.Conv2d`, ...).
