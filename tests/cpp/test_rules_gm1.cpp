@@ -15,7 +15,7 @@ namespace gm::rules {
 namespace {
 
 std::vector<std::string> fixture_inputs() {
-  return rule_fixtures::fixture_inputs({"GM101", "GM102", "GM103", "GM104"});
+  return rule_fixtures::fixture_inputs({"GM101", "GM102", "GM103", "GM104", "GM105"});
 }
 
 class Gm1Fixture : public ::testing::TestWithParam<std::string> {};
@@ -26,7 +26,7 @@ INSTANTIATE_TEST_SUITE_P(GM1, Gm1Fixture, ::testing::ValuesIn(fixture_inputs()),
                          rule_fixtures::case_name);
 
 TEST(GM1Rules, RegisteredWithDocumentation) {
-  for (const char* code : {"GM101", "GM102", "GM103", "GM104"}) {
+  for (const char* code : {"GM101", "GM102", "GM103", "GM104", "GM105"}) {
     const lint::Rule* r = rule_fixtures::rule_for(code);
     ASSERT_NE(r, nullptr) << code;
     for (const char* section : {"## What it detects", "## Why Dynamo breaks there",
