@@ -133,7 +133,10 @@ free of side effects, as everywhere in graphmend).
   (stored, returned, passed, combined with `&`), or is `global`/`nonlocal`;
 - `_graphmend_rt` is bound to something else in the file.
 
-A drawn name with a second assignment, a read other than a comparison
+A `numpy.random` draw is not in the table: Dynamo breaks at the draw itself
+(GB0033, `aten._local_scalar_dense`), so no guard on the comparison helps
+(wav2vec2's adapter layers, VITS). A drawn name with an assignment from
+anything else, a read other than a comparison
 (`p.mul_(2)`, `f(p)`) or a `dtype=` that is not floating has no proven range
 and is not reported by this rule.
 
