@@ -14,7 +14,9 @@ Two families, documented precisely in ``docs/runtime.md``:
   ``float(t)``), converted and formatted after the graph;
 * traps ([Trap]): ``trap_if``, ``trap_unless`` and the ``equal`` /
   ``same_shape`` helpers for ``torch.equal`` guards;
-* predication ([Where]): ``where``, the data-dependent ``if`` as one select.
+* predication ([Where]): ``where``, the data-dependent ``if`` as one select;
+* range guards ([Range]): ``above``, ``at_most``, the Python-level condition
+  under which a comparison of a random draw is constant (GM105).
 
 Outside compilation every function does exactly what the original statement
 did, immediately.  While TorchDynamo traces a function, the call is instead
@@ -36,6 +38,8 @@ import types as _types
 
 # Served by the module __getattr__ (and cached once armed), hence noqa F822.
 __all__ = [  # noqa: F822
+    "above",
+    "at_most",
     "equal",
     "flush",
     "fmt",
@@ -579,6 +583,42 @@ def _where(cond, if_true, if_false, grad_safe=True):
     return if_true if cond else if_false
 
 
+# ---------------------------------------------------------------------------
+# public API: range guards
+
+# Exactly these types: their comparison with a number is a Python ``bool``
+# that Dynamo folds (module and config attributes are constants to it).
+_NUMBER_TYPES = (int, float, bool)
+
+
+def _above(value, bound) -> bool:
+    """``value > bound`` when ``value`` is a Python ``int``, ``float`` or ``bool``
+    (exactly those types); ``True`` for anything else.
+
+    Mended code writes ``_graphmend_rt.above(q, 0) and p < q`` where ``p`` is
+    a draw in [0, 1]: for a number ``q <= 0`` (or NaN) the comparison is false
+    for every draw, so the test is ``False`` without looking at the tensor; for
+    any other ``q`` the original comparison decides, unchanged.
+    """
+    if type(value) in _NUMBER_TYPES:
+        return value > bound
+    return True
+
+
+def _at_most(value, bound) -> bool:
+    """``value <= bound`` when ``value`` is a Python ``int``, ``float`` or
+    ``bool`` (exactly those types); ``False`` for anything else.
+
+    Mended code writes ``_graphmend_rt.at_most(q, 0) or p >= q`` where ``p`` is
+    a draw in [0, 1]: for a number ``q <= 0`` the comparison is true for every
+    draw; otherwise (NaN, a positive number, any other object) the original
+    comparison decides.
+    """
+    if type(value) in _NUMBER_TYPES:
+        return value <= bound
+    return False
+
+
 def _flush():
     """Drain the queue now.  Never needed by mended code (the replayed marker
     assignment does it); harmless when the queue is empty."""
@@ -874,6 +914,8 @@ _PUBLIC = {
     "equal": _equal,
     "same_shape": _same_shape,
     "where": _where,
+    "above": _above,
+    "at_most": _at_most,
     "flush": _flush,
     "pending": _pending,
 }

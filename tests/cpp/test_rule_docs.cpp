@@ -91,6 +91,7 @@ const std::map<std::string, Context>& contexts() {
         "        ", "        return scale\n"}},
       {"GM103", {"import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n", "    ", ""}},
       {"GM104", {"import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n", "    ", ""}},
+      {"GM105", {"import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n", "    ", ""}},
       {"GM201", {"import torch\nfrom torch import nn\n\n", "", ""}},
       {"GM202", {"import logging\n\nimport torch\nfrom torch import nn\n\n", "", ""}},
       // The rewrite removed the only use of `warnings`: its import goes.

@@ -378,6 +378,7 @@ class DataDependentIf final : public lint::Rule {
     if (has_break(tree, body) || has_break(tree, orelse)) return;  // GM407
     if (gm1::return_pair(tree, stmt)) return;  // GM103
     if (gm1::tail_pair(ctx, stmt)) return;     // GM104
+    if (gm1::range_compare(ctx, test)) return;  // GM105
 
     // A leading run of Python-valued `and` operands stays a real `if`.
     std::vector<NodeId> statics, data;

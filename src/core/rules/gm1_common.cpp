@@ -5,6 +5,7 @@
 #include "edits/text.h"
 #include "edits/tree_query.h"
 #include "semantic/ops.h"
+#include "semantic/value_range.h"
 
 namespace gm::rules::gm1 {
 namespace {
@@ -325,6 +326,27 @@ bool static_atom(const lint::RuleContext& ctx, NodeId e) {
 }
 
 }  // namespace
+
+bool range_compare(const lint::RuleContext& ctx, NodeId e) {
+  const ast::Tree& tree = ctx.tree();
+  switch (tree.kind(e)) {
+    case NodeKind::Compare: {
+      if (sema::value_range(*ctx.model(), tree.child(e, GM_F(Compare, left)))) return true;
+      for (NodeId c : tree.children(e, GM_F(Compare, comparators)))
+        if (sema::value_range(*ctx.model(), c)) return true;
+      return false;
+    }
+    case NodeKind::UnaryOp:
+      return static_cast<NodeKind>(tree.field(e, GM_F(UnaryOp, op)).a) == NodeKind::Not &&
+             range_compare(ctx, tree.child(e, GM_F(UnaryOp, operand)));
+    case NodeKind::BoolOp:
+      for (NodeId v : tree.children(e, GM_F(BoolOp, values)))
+        if (range_compare(ctx, v)) return true;
+      return false;
+    default:
+      return false;
+  }
+}
 
 bool static_value(const lint::RuleContext& ctx, NodeId e) {
   const ast::Tree& tree = ctx.tree();

@@ -76,6 +76,11 @@ NodeId strip_not(const ast::Tree& tree, NodeId test, bool* negated);
 // Used to decide whether Dynamo breaks on a test (report) — never as proof.
 bool tensor_evidence(const lint::RuleContext& ctx, NodeId e);
 
+// `e` is, or has as a `not`/`and`/`or` operand, a comparison one of whose
+// operands has a proven value range (sema::value_range: a random draw).
+// GM105 owns such tests (a guard on the threshold, not predication).
+bool range_compare(const lint::RuleContext& ctx, NodeId e);
+
 // A Python value Dynamo specialises on (no graph break): a proven non-tensor
 // fact, `is`/`is not` tests, comparisons of tensor metadata (`x.dtype ==
 // torch.float16`, `x.shape[0] > 1`, `x.dim() == 3`), `self.training`,

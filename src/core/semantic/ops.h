@@ -77,6 +77,7 @@ enum Flag : std::uint32_t {
   SizeArgs = 1u << 9,
   RangeArgs = 1u << 10,
   MethodSizeArgs = 1u << 11,
+  Draw = 1u << 12,
 };
 
 enum class Evidence : std::uint8_t { None, Method, Reduction };
