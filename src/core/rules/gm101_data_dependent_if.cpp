@@ -1,6 +1,7 @@
 // GM101: an `if` statement on tensor data whose branches only assign local
 // names -> predication with `_graphmend_rt.where`.
 #include <set>
+#include <vector>
 
 #include "edits/tree_query.h"
 #include "rules/gm1_common.h"
@@ -118,13 +119,21 @@ After:
 (the condition is hoisted into `_graphmend_cond` first, since it reads `y`).
 )md";
 
+// An explicit work list, not recursion: an `elif` chain nests as deep as it
+// is long.
 bool has_break(const ast::Tree& tree, std::span<const NodeId> stmts) {
-  for (NodeId s : stmts) {
-    const NodeKind k = tree.kind(s);
-    if (k == NodeKind::Break || k == NodeKind::Continue) return true;
-    if (k == NodeKind::If && (has_break(tree, tree.children(s, GM_F(If, body))) ||
-                              has_break(tree, tree.children(s, GM_F(If, orelse)))))
-      return true;
+  std::vector<std::span<const NodeId>> todo{stmts};
+  while (!todo.empty()) {
+    const auto cur = todo.back();
+    todo.pop_back();
+    for (NodeId s : cur) {
+      const NodeKind k = tree.kind(s);
+      if (k == NodeKind::Break || k == NodeKind::Continue) return true;
+      if (k == NodeKind::If) {
+        todo.push_back(tree.children(s, GM_F(If, body)));
+        todo.push_back(tree.children(s, GM_F(If, orelse)));
+      }
+    }
   }
   return false;
 }

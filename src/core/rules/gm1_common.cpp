@@ -103,10 +103,14 @@ const Set& bool_methods() {
   return s;
 }
 
+// Pre-order; f returns false to skip a node's subtree.
+// The expression analyses below recurse over operands; they share one
+// depth bound (ast::DepthGuard) and give their "unknown" answer past it.
+thread_local int expr_depth = 0;
+
 template <typename F>
 void walk(const ast::Tree& tree, NodeId n, const F& f) {
-  if (!f(n)) return;
-  edits::for_each_child(tree, n, [&](NodeId c) { walk(tree, c, f); });
+  ast::preorder(tree, n, [&](NodeId c) { return static_cast<bool>(f(c)); });
 }
 
 NodeKind op_of(const ast::Tree& tree, NodeId n, int field) {
@@ -271,15 +275,14 @@ void for_each_region_if(const lint::RuleContext& ctx,
   const ast::Tree& tree = ctx.tree();
   for (const sema::RegionFunction& rf : ctx.model()->region_functions()) {
     const NodeId func = rf.function;
-    std::function<void(NodeId)> rec = [&](NodeId n) {
+    ast::preorder(tree, func, [&](NodeId n) {
       const NodeKind k = tree.kind(n);
       if (n != func &&
           (k == NodeKind::FunctionDef || k == NodeKind::AsyncFunctionDef || k == NodeKind::ClassDef))
-        return;
+        return false;
       if (k == NodeKind::If) f(func, n);
-      edits::for_each_child(tree, n, rec);
-    };
-    rec(func);
+      return true;
+    });
   }
 }
 
@@ -364,6 +367,8 @@ NodeId strip_not(const ast::Tree& tree, NodeId test, bool* negated) {
 // ------------------------------------------------------------------ evidence
 
 bool tensor_evidence(const lint::RuleContext& ctx, NodeId e) {
+  const ast::DepthGuard guard(expr_depth);
+  if (guard.exceeded()) return false;  // no evidence: no finding
   const ast::Tree& tree = ctx.tree();
   const sema::Model& m = *ctx.model();
   if (static_value(ctx, e)) return false;
@@ -403,6 +408,8 @@ bool tensor_evidence(const lint::RuleContext& ctx, NodeId e) {
 namespace {
 
 bool static_atom(const lint::RuleContext& ctx, NodeId e) {
+  const ast::DepthGuard guard(expr_depth);
+  if (guard.exceeded()) return true;  // taken as static: no finding
   const ast::Tree& tree = ctx.tree();
   const sema::Model& m = *ctx.model();
   // A non-tensor fact settles values, not tests: `not t` and `t and u` are
@@ -446,6 +453,8 @@ bool static_atom(const lint::RuleContext& ctx, NodeId e) {
 }  // namespace
 
 bool static_value(const lint::RuleContext& ctx, NodeId e) {
+  const ast::DepthGuard guard(expr_depth);
+  if (guard.exceeded()) return true;  // taken as static: no finding
   const ast::Tree& tree = ctx.tree();
   if (static_atom(ctx, e)) return true;
   switch (tree.kind(e)) {
@@ -526,6 +535,11 @@ std::string wrap(const ast::Tree& tree, NodeId e, std::string text) {
 
 std::optional<std::string> lower_condition(const lint::RuleContext& ctx, NodeId e,
                                            std::string* why) {
+  const ast::DepthGuard guard(expr_depth);
+  if (guard.exceeded()) {
+    *why = "the condition is nested too deeply to analyse";
+    return std::nullopt;
+  }
   const ast::Tree& tree = ctx.tree();
   const sema::Model& m = *ctx.model();
   if (tree.kind(e) == NodeKind::BoolOp) {
@@ -601,6 +615,8 @@ std::set<std::string> tensor_names_of(const lint::RuleContext& ctx, NodeId cond)
 }
 
 bool known_tensor(const lint::RuleContext& ctx, NodeId e, const Purity& p) {
+  const ast::DepthGuard guard(expr_depth);
+  if (guard.exceeded()) return false;
   if (proven_tensor(*ctx.model(), e)) return true;
   const ast::Tree& tree = ctx.tree();
   if (tree.kind(e) == NodeKind::Name) return p.tensor_names.count(std::string(name_id(tree, e))) > 0;
@@ -623,6 +639,8 @@ bool known_tensor(const lint::RuleContext& ctx, NodeId e, const Purity& p) {
 
 void check_pure_total(const lint::RuleContext& ctx, NodeId e, Purity& p) {
   if (!p.ok) return;
+  const ast::DepthGuard guard(expr_depth);
+  if (guard.exceeded()) return fail(p, ctx, e, "an expression nested too deeply to analyse");
   const ast::Tree& tree = ctx.tree();
   const sema::Model& m = *ctx.model();
   switch (tree.kind(e)) {

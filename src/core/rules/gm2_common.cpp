@@ -8,19 +8,12 @@ namespace gm::rules::gm2 {
 using ast::NodeId;
 using ast::NodeKind;
 
-namespace {
-void walk(const ast::Tree& tree, NodeId n, const std::function<void(NodeId)>& f) {
-  f(n);
-  edits::for_each_child(tree, n, [&](NodeId c) { walk(tree, c, f); });
-}
-}  // namespace
-
 void for_each_region_call(const lint::RuleContext& ctx,
                           const std::function<void(NodeId call)>& f) {
   const sema::Model* model = ctx.model();
   if (model == nullptr) return;
   const auto& tree = ctx.tree();
-  walk(tree, tree.root(), [&](NodeId n) {
+  ast::preorder(tree, tree.root(), [&](NodeId n) {
     if (tree.kind(n) == NodeKind::Call && model->is_in_region(n)) f(n);
   });
 }

@@ -101,7 +101,11 @@ NodeKind op_of(const ast::Tree& tree, NodeId n, int field) {
 }
 
 // One side of a comparison.
+thread_local int evidence_depth = 0;  // ast::DepthGuard's counter
+
 bool operand_evidence(const sema::Model& m, NodeId o) {
+  const ast::DepthGuard guard(evidence_depth);
+  if (guard.exceeded()) return false;  // no evidence: no finding
   const auto& tree = m.tree();
   if (is_tensor_fact(m, o) || reduction_call(m, o) || equal_kind(m, o) != EqualKind::None)
     return true;
@@ -127,6 +131,8 @@ bool is_rich_comparison(NodeKind k) {
 }  // namespace
 
 bool tensor_evidence(const sema::Model& m, NodeId e) {
+  const ast::DepthGuard guard(evidence_depth);
+  if (guard.exceeded()) return false;  // no evidence: no finding
   const auto& tree = m.tree();
   if (is_tensor_fact(m, e)) return true;
   switch (tree.kind(e)) {
@@ -160,8 +166,7 @@ namespace {
 
 template <typename F>
 void walk(const ast::Tree& tree, NodeId n, const F& f) {
-  f(n);
-  edits::for_each_child(tree, n, [&](NodeId c) { walk(tree, c, f); });
+  ast::preorder(tree, n, [&](NodeId c) { f(c); });
 }
 
 }  // namespace
@@ -474,18 +479,22 @@ class AfterScan {
       violate(kw, "writes a result into `out=`");
   }
 
-  void visit(NodeId n) {
-    if (!found_.empty()) return;
+  void visit(NodeId root) {
+    ast::preorder(tree_, root, [&](NodeId n) { return visit_one(n); });
+  }
+
+  ast::Visit visit_one(NodeId n) {
+    if (!found_.empty()) return ast::Visit::Stop;
     switch (tree_.kind(n)) {
       case NodeKind::FunctionDef:
       case NodeKind::AsyncFunctionDef:
       case NodeKind::ClassDef:
       case NodeKind::Lambda:
-        return;  // bodies run when called: a call is the documented caveat
+        return ast::Visit::SkipChildren;  // bodies run when called: a call is the documented caveat
       case NodeKind::Global:
       case NodeKind::Nonlocal:
         violate(n, "declares `global`/`nonlocal`");
-        return;
+        return ast::Visit::SkipChildren;
       case NodeKind::Assign:
         for (NodeId t : tree_.children(n, GM_F(Assign, targets))) target(t, n, false);
         break;
@@ -514,7 +523,7 @@ class AfterScan {
       default:
         break;
     }
-    edits::for_each_child(tree_, n, [&](NodeId c) { visit(c); });
+    return ast::Visit::Continue;
   }
 
   const lint::RuleContext& ctx_;
