@@ -222,7 +222,8 @@ bool replace_in_place(const lint::RuleContext& ctx, NodeId stmt, std::vector<std
 
 struct Assignment {
   NodeId stmt;
-  std::string name;
+  std::string name;      // the identifier (NFKC-normalized, as Python compares it)
+  std::string spelling;  // the target as the user wrote it: what edits write
   NodeId value;
 };
 
@@ -250,7 +251,8 @@ std::optional<std::vector<Assignment>> assignments(const lint::RuleContext& ctx,
              "): only assignments of one local name are predicated";
       return std::nullopt;
     }
-    out.push_back({s, std::string(tree.text(tree.field(target, GM_F(Name, id)))), value});
+    out.push_back({s, std::string(tree.text(tree.field(target, GM_F(Name, id)))),
+                   std::string(ctx.text_of(target)), value});
   }
   return out;
 }
@@ -448,6 +450,7 @@ class DataDependentIf final : public lint::Rule {
 
     struct Out {
       std::string name;
+      std::string spelling;  // the user's bytes for the name (never the NFKC form)
       NodeId value;
       int arm;  // 0 plain, 1 where(c, v, n), 2 where(c, n, v)
     };
@@ -476,12 +479,12 @@ class DataDependentIf final : public lint::Rule {
       const bool live = gm1::live_after(ctx, func, stmt, a.name);
       const bool read_in_else = else_reads_before_bind(a.name);
       if (!live && !read_in_else) {
-        out.push_back({a.name, a.value, 0});
+        out.push_back({a.name, a.spelling, a.value, 0});
       } else if (is_definite(a.name)) {
-        out.push_back({a.name, a.value, 1});
+        out.push_back({a.name, a.spelling, a.value, 1});
         merged.insert(a.name);
       } else if (assigned_in_else(a.name) && !read_in_else) {
-        out.push_back({a.name, a.value, 0});
+        out.push_back({a.name, a.spelling, a.value, 0});
       } else {
         return why = "`" + a.name + "` is bound only when the branch runs and is used after it",
                false;
@@ -491,9 +494,9 @@ class DataDependentIf final : public lint::Rule {
     for (const Assignment& a : *else_a) {
       const bool live = gm1::live_after(ctx, func, stmt, a.name);
       if (!live) {
-        out.push_back({a.name, a.value, 0});
+        out.push_back({a.name, a.spelling, a.value, 0});
       } else if (is_definite(a.name)) {
-        out.push_back({a.name, a.value, 2});
+        out.push_back({a.name, a.spelling, a.value, 2});
         merged.insert(a.name);
       } else {
         return why = "`" + a.name + "` is bound only when the branch runs and is used after it",
@@ -564,9 +567,9 @@ class DataDependentIf final : public lint::Rule {
       const std::string v(ctx.text_of(o.value));
       const int arm = negate && o.arm ? 3 - o.arm : o.arm;
       std::string rhs = arm == 0   ? v
-                        : arm == 1 ? gm1::where_call(cond_ref, v, o.name, purity.grad_safe)
-                                   : gm1::where_call(cond_ref, o.name, v, purity.grad_safe);
-      lines.push_back(indent + o.name + " = " + rhs);
+                        : arm == 1 ? gm1::where_call(cond_ref, v, o.spelling, purity.grad_safe)
+                                   : gm1::where_call(cond_ref, o.spelling, v, purity.grad_safe);
+      lines.push_back(indent + o.spelling + " = " + rhs);
     }
     return replace_in_place(ctx, stmt, std::move(lines), "Predicate the branch with `_graphmend_rt.where`", d,
                             &why);
