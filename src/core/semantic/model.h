@@ -174,6 +174,10 @@ class Model {
   NodeId parent(NodeId node) const {
     return node.index < parent_.size() ? NodeId{parent_[node.index]} : NodeId{};
   }
+  // The index of the field of parent(node) that holds `node`.
+  int field_in_parent(NodeId node) const {
+    return node.index < slot_.size() ? slot_[node.index] : -1;
+  }
 
   // ---- qualified names
   // "torch.where", "torch.nn.functional.relu", ".mod.x", "builtins.print";
@@ -237,6 +241,13 @@ class Model {
   struct Symbol {
     BindingId first = kNone;
     BindingId last = kNone;
+    // Its non-declaration bindings sorted by (effective, order of binding):
+    // by_effective_[order_begin, order_begin + order_count), so that
+    // resolving a use is a binary search, not a walk over every binding of
+    // the name (a name bound 2,000 times in one function).
+    std::uint32_t order_begin = 0;
+    std::uint32_t order_count = 0;
+    BindingId last_value = kNone;  // the last non-declaration binding
   };
   struct ClassInfo {
     NodeId node;
@@ -275,6 +286,7 @@ class Model {
   std::vector<Scope> scopes_;
   std::vector<Binding> bindings_;
   std::unordered_map<SymbolKey, Symbol, SymbolKeyHash> symbols_;
+  std::vector<BindingId> by_effective_;  // see Symbol::order_begin
   // global (1) / nonlocal (2) declarations, keyed by the declaring scope.
   std::unordered_map<SymbolKey, std::uint8_t, SymbolKeyHash> decls_;
   std::vector<std::uint32_t> parent_;       // by node
