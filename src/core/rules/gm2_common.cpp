@@ -71,13 +71,33 @@ bool is_falsy_literal(const lint::RuleContext& ctx, NodeId value) {
   return t == "False" || t == "None" || t == "0";
 }
 
+namespace {
+// The same for every fix of a file: computed once per file (a scan of every
+// binding, and of the imports), not once per fix.
+struct RuntimeImportMemo {
+  bool done = false;
+  std::string clash;
+  std::optional<edits::Edit> import;
+};
+const RuntimeImportMemo& runtime_import_memo(const lint::RuleContext& ctx) {
+  auto& m = ctx.scratch<RuntimeImportMemo>();
+  if (!m.done) {
+    m.clash = runtime_alias_clash(*ctx.model());
+    if (m.clash.empty()) m.import = runtime_import(ctx);
+    m.done = true;
+  }
+  return m;
+}
+}  // namespace
+
 void attach_fix(const lint::RuleContext& ctx, lint::Diagnostic& d, std::string description,
                 std::vector<edits::Edit> edits) {
-  if (auto clash = runtime_alias_clash(*ctx.model()); !clash.empty()) {
-    d.declined_reason = std::move(clash);
+  const RuntimeImportMemo& memo = runtime_import_memo(ctx);
+  if (!memo.clash.empty()) {
+    d.declined_reason = memo.clash;
     return;
   }
-  if (auto imp = runtime_import(ctx)) edits.push_back(std::move(*imp));
+  if (memo.import) edits.push_back(*memo.import);
   d.fix = edits::Fix::safe(std::move(description), std::move(edits));
 }
 

@@ -281,6 +281,14 @@ class Model {
   void instance_classes(NodeId expr, std::vector<std::uint32_t>& out, bool* nn_layer,
                         int depth) const;
   NodeId function_of_binding(const Binding* b, int depth) const;
+  // The attrs_ ids of `attr` in any of the classes `owners`, ascending: an
+  // index lookup per owner instead of a scan of every attribute of the file.
+  std::vector<std::uint32_t> attrs_in(const std::vector<std::uint32_t>& owners,
+                                      std::string_view attr) const;
+  void add_attr(const AttrInfo& a) {
+    attrs_by_class_[{a.cls, a.attr}].push_back(static_cast<std::uint32_t>(attrs_.size()));
+    attrs_.push_back(a);
+  }
 
   const ast::Tree* tree_ = nullptr;
   std::vector<Scope> scopes_;
@@ -298,6 +306,8 @@ class Model {
   std::vector<ClassInfo> classes_;
   std::unordered_map<std::uint32_t, std::uint32_t> class_index_;  // ClassDef → id
   std::vector<AttrInfo> attrs_;
+  // attrs_ ids by (class, attribute name), ascending (see attrs_in).
+  std::unordered_map<SymbolKey, std::vector<std::uint32_t>, SymbolKeyHash> attrs_by_class_;
   std::vector<RegionFunction> regions_;
   std::unordered_map<std::uint32_t, std::uint32_t> region_index_;  // def → regions_ id
   std::vector<std::uint32_t> scope_owner_def_;  // scope → nearest (Async)FunctionDef node, 0
