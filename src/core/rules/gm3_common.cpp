@@ -664,9 +664,13 @@ std::optional<std::string> render(const lint::RuleContext& ctx, NodeId stmt,
 
   // Comments of the statement outside the copied ranges, by line.
   std::map<std::uint32_t, std::string_view> comments;
-  for (const Trivia& t : ctx.lexed().trivia) {
-    if (t.kind != Trivia::Kind::Comment) continue;
+  const auto& trivia = ctx.lexed().trivia;  // in source order: start at the statement
+  for (auto it = std::lower_bound(trivia.begin(), trivia.end(), node.begin,
+                                  [](const Trivia& t, std::uint32_t o) { return t.begin < o; });
+       it != trivia.end(); ++it) {
+    const Trivia& t = *it;
     if (t.begin >= node.end) break;
+    if (t.kind != Trivia::Kind::Comment) continue;
     if (t.begin < node.begin || t.end > node.end) continue;
     const bool copied = std::any_of(pieces.begin(), pieces.end(), [&](const Piece& p) {
       return p.kind == Piece::Kind::Source && p.begin <= t.begin && t.end <= p.end;
