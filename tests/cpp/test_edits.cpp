@@ -111,8 +111,11 @@ TEST(EditsApply, TouchingRangesDoNotConflict) {
 TEST(EditsApply, InsertionInsideAReplacedRangeConflicts) {
   std::vector<Fix> fixes{fix1(Edit::replace(0, 4, "X")), fix1(Edit::insert(2, "!"))};
   auto r = apply_fixes("abcdef", fixes);
-  EXPECT_EQ(r.text, "Xef");
-  EXPECT_EQ(r.status[1], FixStatus::Conflict);
+  // Inner first (issue 14 item 6): the insertion nested in the replaced
+  // range wins the round; the outer fix waits for the next one.
+  EXPECT_EQ(r.text, "ab!cdef");
+  EXPECT_EQ(r.status[0], FixStatus::Conflict);
+  EXPECT_EQ(r.status[1], FixStatus::Applied);
 }
 
 TEST(EditsApply, NeverSplitsUtf8) {

@@ -105,6 +105,25 @@ class Grows : public TestRule {
   }
 };
 
+// GM908: `w(<constant>)` -> the constant; an outer `w(w(...))` is reported
+// without a fix, so nested calls unwrap one level per round.
+class Unwrap : public TestRule {
+ public:
+  Unwrap() : TestRule("GM908", "unwrap") {}
+  void check(const RuleContext& ctx, DiagnosticSink& sink) const override {
+    const auto& tree = ctx.tree();
+    visit(tree, tree.root(), [&](NodeId n) {
+      if (tree.kind(n) != NodeKind::Call || ctx.text_of(tree.child(n, GM_F(Call, func))) != "w")
+        return;
+      auto& d = sink.report(tree.at(n).begin, tree.at(n).end, "w");
+      const auto args = tree.children(n, GM_F(Call, args));
+      if (args.size() == 1 && tree.kind(args[0]) == NodeKind::Constant)
+        d.fix = Fix::safe("unwrap", {Edit::replace(tree.at(n).begin, tree.at(n).end,
+                                                   std::string(ctx.text_of(args[0])))});
+    });
+  }
+};
+
 // GM905: Name `old` -> `new`. GM906: a call `f()` with no arguments ->
 // `f(0)`. On `old()` the two overlap: two rounds.
 class Rename : public TestRule {
@@ -212,6 +231,7 @@ const Malformed kMalformed;
 const BreaksSyntax kBreaks;
 const Flips kFlips;
 const Grows kGrows;
+const Unwrap kUnwrap;
 const Rename kRename;
 const AddArg kAddArg;
 const QualifyWhere kWhere;
@@ -465,7 +485,46 @@ TEST(LintFix, GrowingFileStopsAtTheRoundLimit) {
   auto r = fix("x = 1\n", {&kGrows}, o);
   EXPECT_EQ(r.status, FixResult::Status::NotConverged);
   EXPECT_EQ(r.text, "x = 1\n");
-  EXPECT_EQ(r.rounds, 4);
+  EXPECT_EQ(r.rounds, 5);  // max_rounds + the input's one finding
+}
+
+// Issue 14 item 6: fixes revealed one level per round (nested tensor `if`s,
+// chained conditional expressions) converge past max_rounds.
+TEST(LintFix, NestedFixesConvergePastMaxRounds) {
+  std::string text = "x = ";
+  for (int i = 0; i < 25; ++i) text += "w(";
+  text += "1" + std::string(25, ')') + "\n";
+  auto r = fix(text, {&kUnwrap});
+  EXPECT_EQ(r.status, FixResult::Status::Fixed);
+  EXPECT_EQ(r.text, "x = 1\n");
+  EXPECT_EQ(r.rounds, 25);
+  EXPECT_TRUE(r.remaining.empty());
+}
+
+// At the bound, the rounds that lowered the number of findings are kept;
+// the fixes still pending are named.
+TEST(LintFix, AtTheBoundTheConvergedFixesAreKept) {
+  LintOptions o;
+  o.max_rounds = 2;
+  auto r = fix("x = w(w(1))\n", {&kUnwrap, &kGrows}, o);
+  EXPECT_EQ(r.status, FixResult::Status::Fixed);
+  EXPECT_EQ(r.text.substr(0, 6), "x = 1\n");
+  ASSERT_FALSE(r.culprits.empty());
+  EXPECT_EQ(r.culprits[0].code, "GM904");
+  EXPECT_EQ(r.applied_per_code().at("GM908"), 2);
+}
+
+// Inner first: of two nested fixes the inner one applies, and fixes
+// inside one outer fix all apply in the same round.
+TEST(LintFix, InnerFixesWinOverlaps) {
+  const edits::Fix outer = Fix::safe("outer", {Edit::replace(0, 9, "X")});
+  const edits::Fix a = Fix::safe("a", {Edit::replace(2, 3, "A")});
+  const edits::Fix b = Fix::safe("b", {Edit::replace(5, 6, "B")});
+  const std::vector<edits::Fix> fixes{outer, a, b};
+  const auto res = edits::apply_fixes("f(a, b) + 1", fixes);
+  EXPECT_EQ(res.text, "f(A, B) + 1");
+  EXPECT_EQ(res.applied, 2u);
+  EXPECT_EQ(res.status[0], edits::FixStatus::Conflict);
 }
 
 TEST(LintFix, UnsafeFixesOnlyWhenEnabled) {

@@ -163,6 +163,15 @@ TEST(ParserExpressions, ErrorMessages) {
   EXPECT_EQ(parse("f(a b)\nx = 'abc\n", 12).error.substr(0, 40),
             "SyntaxError: unterminated string literal");
   EXPECT_EQ(parse("f(a b)\nx = 'abc\n", 9).error, "SyntaxError: invalid syntax @1:4");
+  // `<>`: "invalid syntax" at the operator in every version, also after the
+  // Barry future import (CPython enables `<>` only by a compile flag).
+  for (int minor : {8, 9, 11, 13}) {
+    EXPECT_EQ(parse("1 <> 2\n", minor).error, "SyntaxError: invalid syntax @1:2");
+    EXPECT_EQ(parse("if a <> b: pass\n", minor).error, "SyntaxError: invalid syntax @1:5");
+    EXPECT_EQ(parse("from __future__ import barry_as_FLUFL\nx = (1 <>\n 2)\n", minor).error,
+              "SyntaxError: invalid syntax @2:7");
+    EXPECT_EQ(parse("from __future__ import barry_as_FLUFL\nx = 1 != 2\n", minor).error, "");
+  }
 }
 
 TEST(ParserExpressions, DeepNestingIsAnErrorNotACrash) {

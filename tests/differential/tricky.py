@@ -222,6 +222,11 @@ snippet("crlf", "x = 1\r\nif x:\r\n    y = 'a\\\r\nb'\r\n")
 snippet("bom", "\ufeffx = 'bom'\n")
 snippet("latin1_cookie", "# -*- coding: latin-1 -*-\nx = 'caf\xe9'\n")
 snippet("tabs", "if x:\n\ty = 1\n\tif z:\n\t\tw = 2\n")
+# `<>`: rejected by every CPython 3 in a file, even after the Barry future
+# import (only a compile flag enables it); `!=` stays valid there.
+snippet("ne_py2", "x = 1 <> 2\n")
+snippet("ne_barry_rejected", "from __future__ import barry_as_FLUFL\nx = (1 <>\n 2)\n")
+snippet("ne_barry_bang", "from __future__ import barry_as_FLUFL\nx = 1 != 2\n")
 snippet("type_comments", "def f(a):  # type: (int) -> int\n    x = 1  # type: int\n    return x\n")
 
 

@@ -97,7 +97,20 @@ ApplyResult apply_fixes(std::string_view text, std::span<const Fix> fixes) {
 
   std::vector<std::size_t> order(fixes.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
+  // Inner first: where fixes nest (a fix of `x` inside a fix of the
+  // expression holding `x`), the one with the smaller main edit wins the
+  // round, so siblings inside one outer fix all apply together and the outer
+  // one, re-reported on the mended text, follows. Fixes that do not overlap
+  // all apply whatever the order.
+  auto main_span = [&](const Fix& f) {
+    std::uint32_t span = 0;
+    for (const Edit& e : f.edits) span = std::max(span, e.end - e.begin);
+    return span;
+  };
+  std::vector<std::uint32_t> spans(fixes.size());
+  for (std::size_t i = 0; i < fixes.size(); ++i) spans[i] = main_span(fixes[i]);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (spans[a] != spans[b]) return spans[a] < spans[b];
     return fixes[a].begin() < fixes[b].begin();
   });
 

@@ -17,9 +17,15 @@ std::string_view node_text(const FileView& file, NodeId id) {
 std::vector<std::string_view> comments_in(const FileView& file, std::uint32_t begin,
                                           std::uint32_t end) {
   std::vector<std::string_view> out;
-  for (const Trivia& t : file.lexed.trivia) {
-    if (t.kind != Trivia::Kind::Comment) continue;
+  // Trivia are in source order: start at `begin` (a binary search), not at
+  // the top of the file, so that a file's fixes are not quadratic in it.
+  const auto& trivia = file.lexed.trivia;
+  const auto first = std::lower_bound(trivia.begin(), trivia.end(), begin,
+                                      [](const Trivia& t, std::uint32_t o) { return t.begin < o; });
+  for (auto it = first; it != trivia.end(); ++it) {
+    const Trivia& t = *it;
     if (t.begin >= end) break;
+    if (t.kind != Trivia::Kind::Comment) continue;
     if (t.begin >= begin && t.end <= end)
       out.push_back(file.text.substr(t.begin, t.end - t.begin));
   }

@@ -14,23 +14,7 @@ bool is_statement(const ast::Tree& tree, NodeId id) {
 
 void for_each_child(const ast::Tree& tree, NodeId id,
                     const std::function<void(NodeId)>& f) {
-  if (!id) return;
-  const auto fields = ast::fields_of(tree.kind(id));
-  for (int i = 0; i < static_cast<int>(fields.size()); ++i) {
-    switch (fields[i].kind) {
-      case FieldKind::Node:
-      case FieldKind::OptNode:
-        if (NodeId c = tree.child(id, i)) f(c);
-        break;
-      case FieldKind::List:
-      case FieldKind::OptList:
-        for (NodeId c : tree.children(id, i))
-          if (c) f(c);
-        break;
-      default:
-        break;
-    }
-  }
+  ast::for_each_child(tree, id, f);
 }
 
 StatementSlot find_statement_slot(const ast::Tree& tree, NodeId stmt) {

@@ -8,13 +8,15 @@
 #include <string_view>
 
 #include "ast/tree.h"
+#include "ast/visit.h"
 
 namespace gm::edits {
 
 bool is_statement(const ast::Tree& tree, ast::NodeId id);
 
 // Calls f(child) for every direct child node (Node/OptNode/List/OptList
-// fields), in field order.
+// fields), in field order. Not recursive; whole-subtree walks use
+// ast::preorder / ast::walk (ast/visit.h), which do not use the C stack.
 void for_each_child(const ast::Tree& tree, ast::NodeId id,
                     const std::function<void(ast::NodeId)>& f);
 

@@ -150,6 +150,21 @@ FixResult fix_to_fixpoint(const Source& source, const LintOptions& options,
   std::vector<AppliedFix> applied;
   edits::SourceMap source_map;  // cur -> source
 
+  // The round bound. Fixes that nest (an `if` inside an `if`, a chain of
+  // conditional expressions) are revealed one level per round, so a file
+  // may need as many rounds as it has findings: the bound is max_rounds
+  // more than that. When it is hit anyway, the file keeps the text of the
+  // last round that lowered the number of findings (those fixes converged)
+  // instead of being reverted; only when no round did is it reverted.
+  int bound = options.max_rounds;
+  struct Best {
+    std::size_t findings = 0;
+    std::optional<Source> source;  // empty: the input
+    std::size_t applied = 0;
+    int rounds = 0;
+    std::vector<Diagnostic> diagnostics;
+  } best;
+
   const auto revert = [&](FixResult::Status status) {
     out.status = status;
     out.text = std::string(source.text());
@@ -159,7 +174,17 @@ FixResult fix_to_fixpoint(const Source& source, const LintOptions& options,
 
   for (int round = 1;; ++round) {
     CheckResult checked = run_rules(*cur, parsed, options, rules);
-    if (round == 1) original_diags = checked.diagnostics;
+    if (round == 1) {
+      original_diags = checked.diagnostics;
+      bound = options.max_rounds + static_cast<int>(original_diags.size());
+      best.findings = original_diags.size();
+    } else if (checked.diagnostics.size() < best.findings) {
+      best.findings = checked.diagnostics.size();
+      best.source = cur;
+      best.applied = applied.size();
+      best.rounds = round - 1;
+      best.diagnostics = checked.diagnostics;
+    }
     out.rule_errors.insert(out.rule_errors.end(), checked.rule_errors.begin(),
                            checked.rule_errors.end());
 
@@ -193,8 +218,18 @@ FixResult fix_to_fixpoint(const Source& source, const LintOptions& options,
         applied_idx.push_back(i);
       }
 
-    if (round > options.max_rounds || !seen.insert(res.text).second) {
+    const bool cycle = !seen.insert(res.text).second;
+    if (cycle || round > bound) {
       out.culprits = std::move(this_round);
+      if (!cycle && best.source) {  // keep the fixes that converged
+        applied.resize(best.applied);
+        out.applied = std::move(applied);
+        out.status = FixResult::Status::Fixed;
+        out.text = std::string(best.source->text());
+        out.remaining = std::move(best.diagnostics);
+        out.rounds = best.rounds;
+        return out;
+      }
       out.rounds = round - 1;
       return revert(FixResult::Status::NotConverged);
     }

@@ -3,11 +3,15 @@
 // check: parse -> (semantic model, if a builder is given) -> every selected
 //   rule -> drop suppressed diagnostics -> sort by position, then code.
 // fix:   check -> apply the applicable fixes of all diagnostics in one splice
-//   pass (overlapping ones wait for the next round) -> re-parse -> repeat
-//   until no fix applies. Bounded by max_rounds. A round whose output does
-//   not parse is a bug in a rule: the whole file is reverted and the fixes to
-//   blame are reported. A file that does not converge (still fixing after
-//   max_rounds, or cycling back to an earlier text) is reverted too.
+//   pass (overlapping ones wait for the next round, the innermost first) ->
+//   re-parse -> repeat until no fix applies. Bounded by max_rounds plus the
+//   number of findings of the input (nested fixes surface one level per
+//   round). A round whose output does not parse is a bug in a rule: the
+//   whole file is reverted and the fixes to blame are reported. A file that
+//   cycles back to an earlier text is reverted too; one still changing at
+//   the bound keeps the text of its last round that lowered the number of
+//   findings (status Fixed, culprits: the fixes still pending), or is
+//   reverted when no round did.
 #pragma once
 
 #include <functional>
@@ -73,7 +77,7 @@ struct FixResult {
     Fixed,             // text differs from the input
     InputSyntaxError,  // the input does not parse; untouched
     FixBrokeSyntax,    // a fix produced invalid code: reverted, see culprits
-    NotConverged,      // still changing after max_rounds (or cycling): reverted
+    NotConverged,      // cycling, or at the bound with no round that helped: reverted
   };
   Status status = Status::Unchanged;
   std::string text;  // the mended text; the input's text unless Fixed
@@ -82,7 +86,8 @@ struct FixResult {
   std::vector<Diagnostic> remaining;
   std::optional<SyntaxError> syntax_error;  // InputSyntaxError / FixBrokeSyntax
   // FixBrokeSyntax: the fixes that broke the file (each fails alone; if none
-  // fails alone, all of that round's fixes). NotConverged: the last round's.
+  // fails alone, all of that round's fixes). NotConverged, and Fixed at the
+  // round bound: the last round's (not applied).
   std::vector<AppliedFix> culprits;
   // Fixes that apply_fixes() rejected as malformed (a rule bug; skipped).
   std::vector<AppliedFix> invalid;

@@ -7,10 +7,13 @@
 // helpers (which keep the file's indentation, newlines and quotes).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "ast/tree.h"
 #include "edits/helpers.h"
@@ -66,7 +69,23 @@ class RuleContext {
   }
   std::string quote(std::string_view value) const { return edits::quote_string(value, style_); }
 
+  // Per-file working memory of the rules: one T per context, built on first
+  // use and dropped with the context (so nothing is shared between files or
+  // kept by address). For indexes that make an analysis linear in the size
+  // of a function instead of rescanning it per finding.
+  template <typename T>
+  T& scratch() const {
+    static const char tag = 0;  // one address per T
+    for (const auto& [key, value] : scratch_)
+      if (key == &tag) return *static_cast<T*>(value.get());
+    auto value = std::make_shared<T>();
+    T& out = *value;
+    scratch_.emplace_back(&tag, std::move(value));
+    return out;
+  }
+
  private:
+  mutable std::vector<std::pair<const void*, std::shared_ptr<void>>> scratch_;
   const Source& source_;
   const ParseResult& parsed_;
   const ParseOptions& options_;

@@ -314,6 +314,11 @@ NodeId Parser::comparison() {
   const std::size_t base = scratch_.size();
   const std::size_t obase = ops_scratch_.size();
   while (at_compare_op(op)) {
+    // `<>` (the lexer makes it a NotEqual): every CPython 3.8-3.13 rejects
+    // it in a file, also after `from __future__ import barry_as_FLUFL`
+    // (only a compile flag enables it), with a plain "invalid syntax" there.
+    if (kind() == Tok::NotEqual && source_.text().substr(peek().begin, 2) == "<>")
+      fail(peek(), "invalid syntax");
     if (op == NodeKind::NotIn || op == NodeKind::IsNot) advance();
     advance();
     ops_scratch_.push_back(op);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "edits/tree_query.h"
 #include "rules/gm1_common.h"
@@ -123,13 +124,21 @@ After:
         return y
 )md";
 
+// An explicit work list, not recursion: an `elif` chain nests as deep as it
+// is long.
 bool has_break(const ast::Tree& tree, std::span<const NodeId> stmts) {
-  for (NodeId s : stmts) {
-    const NodeKind k = tree.kind(s);
-    if (k == NodeKind::Break || k == NodeKind::Continue) return true;
-    if (k == NodeKind::If && (has_break(tree, tree.children(s, GM_F(If, body))) ||
-                              has_break(tree, tree.children(s, GM_F(If, orelse)))))
-      return true;
+  std::vector<std::span<const NodeId>> todo{stmts};
+  while (!todo.empty()) {
+    const auto cur = todo.back();
+    todo.pop_back();
+    for (NodeId s : cur) {
+      const NodeKind k = tree.kind(s);
+      if (k == NodeKind::Break || k == NodeKind::Continue) return true;
+      if (k == NodeKind::If) {
+        todo.push_back(tree.children(s, GM_F(If, body)));
+        todo.push_back(tree.children(s, GM_F(If, orelse)));
+      }
+    }
   }
   return false;
 }
@@ -210,7 +219,8 @@ bool replace_in_place(const lint::RuleContext& ctx, NodeId stmt, std::vector<std
 
 struct Assignment {
   NodeId stmt;
-  std::string name;
+  std::string name;      // the identifier (NFKC-normalized, as Python compares it)
+  std::string spelling;  // the target as the user wrote it: what edits write
   NodeId value;
 };
 
@@ -238,7 +248,8 @@ std::optional<std::vector<Assignment>> assignments(const lint::RuleContext& ctx,
              "): only assignments of one local name are predicated";
       return std::nullopt;
     }
-    out.push_back({s, std::string(tree.text(tree.field(target, GM_F(Name, id)))), value});
+    out.push_back({s, std::string(tree.text(tree.field(target, GM_F(Name, id)))),
+                   std::string(ctx.text_of(target)), value});
   }
   return out;
 }
@@ -258,6 +269,7 @@ struct Merge {
   std::vector<NodeId> plain;  // statements kept as they are, in order
   struct Where {
     std::string name;
+    std::string spelling;  // the name as the user wrote it: what edits write
     NodeId arm[2];   // the value in each branch (NodeId{}: the old value)
     NodeId stmt[2];  // the statements they come from
   };
@@ -332,11 +344,12 @@ std::optional<Merge> plan_merge(const lint::RuleContext& ctx, NodeId func, NodeI
       bool ready = true;
       for (const std::string& p : before[n]) ready = ready && done.count(p);
       if (!ready) continue;
-      Merge::Where w{n, {}, {}};
+      Merge::Where w{n, {}, {}, {}};
       for (int b = 0; b < 2; ++b)
         if (auto it = final_at[b].find(n); it != final_at[b].end()) {
           w.arm[b] = (*br[b])[it->second].value;
           w.stmt[b] = (*br[b])[it->second].stmt;
+          if (w.spelling.empty()) w.spelling = (*br[b])[it->second].spelling;
         }
       m.wheres.push_back(w);
       done.insert(n);
@@ -561,6 +574,7 @@ class DataDependentIf final : public lint::Rule {
 
     struct Out {
       std::string name;
+      std::string spelling;  // the user's bytes for the name (never the NFKC form)
       NodeId value;
       int arm;  // 0 plain, 1 where(c, v, n), 2 where(c, n, v)
     };
@@ -589,12 +603,12 @@ class DataDependentIf final : public lint::Rule {
       const bool live = gm1::live_after(ctx, func, stmt, a.name);
       const bool read_in_else = else_reads_before_bind(a.name);
       if (!live && !read_in_else) {
-        out.push_back({a.name, a.value, 0});
+        out.push_back({a.name, a.spelling, a.value, 0});
       } else if (is_definite(a.name)) {
-        out.push_back({a.name, a.value, 1});
+        out.push_back({a.name, a.spelling, a.value, 1});
         merged.insert(a.name);
       } else if (assigned_in_else(a.name) && !read_in_else) {
-        out.push_back({a.name, a.value, 0});
+        out.push_back({a.name, a.spelling, a.value, 0});
       } else {
         return why = "`" + a.name + "` is bound only when the branch runs and is used after it",
                false;
@@ -604,9 +618,9 @@ class DataDependentIf final : public lint::Rule {
     for (const Assignment& a : *else_a) {
       const bool live = gm1::live_after(ctx, func, stmt, a.name);
       if (!live) {
-        out.push_back({a.name, a.value, 0});
+        out.push_back({a.name, a.spelling, a.value, 0});
       } else if (is_definite(a.name)) {
-        out.push_back({a.name, a.value, 2});
+        out.push_back({a.name, a.spelling, a.value, 2});
         merged.insert(a.name);
       } else {
         return why = "`" + a.name + "` is bound only when the branch runs and is used after it",
@@ -696,11 +710,11 @@ class DataDependentIf final : public lint::Rule {
       for (const Merge::Where& w : plan->wheres) {
         gm1::Doc arm[2];
         for (int b = 0; b < 2; ++b)
-          arm[b] = w.arm[b] ? gm1::source_doc(ctx, w.arm[b]) : gm1::Doc::atom(w.name);
+          arm[b] = w.arm[b] ? gm1::source_doc(ctx, w.arm[b]) : gm1::Doc::atom(w.spelling);
         if (negate) std::swap(arm[0], arm[1]);
         const gm1::Doc where = gm1::where_doc(gm1::Doc::atom(cond_ref), std::move(arm[0]),
                                               std::move(arm[1]), purity.grad_safe);
-        emit(w.stmt, gm1::layout(wrap, indent, w.name + " = ", where));
+        emit(w.stmt, gm1::layout(wrap, indent, w.spelling + " = ", where));
       }
       const auto own = edits::statement_indentation(ctx.text(), sb);
       if (!own) return why = "the `if` does not start its line", false;
@@ -729,9 +743,9 @@ class DataDependentIf final : public lint::Rule {
       const std::string v(ctx.text_of(o.value));
       const int arm = negate && o.arm ? 3 - o.arm : o.arm;
       std::string rhs = arm == 0   ? v
-                        : arm == 1 ? gm1::where_call(cond_ref, v, o.name, purity.grad_safe)
-                                   : gm1::where_call(cond_ref, o.name, v, purity.grad_safe);
-      lines.push_back(indent + o.name + " = " + rhs);
+                        : arm == 1 ? gm1::where_call(cond_ref, v, o.spelling, purity.grad_safe)
+                                   : gm1::where_call(cond_ref, o.spelling, v, purity.grad_safe);
+      lines.push_back(indent + o.spelling + " = " + rhs);
     }
     return replace_in_place(ctx, stmt, std::move(lines), "Predicate the branch with `_graphmend_rt.where`", d,
                             &why);

@@ -136,24 +136,25 @@ std::string first_line(const lint::RuleContext& ctx, NodeId s) {
 struct Uses {
   std::set<std::string> attrs, names;
 };
-void collect_reads(const ast::Tree& tree, NodeId n, Uses& u) {
-  switch (tree.kind(n)) {
-    case NodeKind::Attribute:
-      u.attrs.emplace(tree.text(tree.field(n, GM_F(Attribute, attr))));
-      break;
-    case NodeKind::Name:
-      if (static_cast<NodeKind>(tree.field(n, GM_F(Name, ctx)).a) == NodeKind::Load)
-        u.names.emplace(tree.text(tree.field(n, GM_F(Name, id))));
-      break;
-    case NodeKind::Constant: {
-      const auto& c = tree.constant_at(tree.field(n, GM_F(Constant, value)));
-      if (c.kind == ast::ConstantValue::Kind::Str) u.attrs.emplace(tree.str(c.text));
-      break;
+void collect_reads(const ast::Tree& tree, NodeId root, Uses& u) {
+  ast::preorder(tree, root, [&](NodeId n) {
+    switch (tree.kind(n)) {
+      case NodeKind::Attribute:
+        u.attrs.emplace(tree.text(tree.field(n, GM_F(Attribute, attr))));
+        break;
+      case NodeKind::Name:
+        if (static_cast<NodeKind>(tree.field(n, GM_F(Name, ctx)).a) == NodeKind::Load)
+          u.names.emplace(tree.text(tree.field(n, GM_F(Name, id))));
+        break;
+      case NodeKind::Constant: {
+        const auto& c = tree.constant_at(tree.field(n, GM_F(Constant, value)));
+        if (c.kind == ast::ConstantValue::Kind::Str) u.attrs.emplace(tree.str(c.text));
+        break;
+      }
+      default:
+        break;
     }
-    default:
-      break;
-  }
-  edits::for_each_child(tree, n, [&](NodeId c) { collect_reads(tree, c, u); });
+  });
 }
 
 bool intersects(const std::set<std::string>& a, const std::set<std::string>& b,
@@ -166,26 +167,33 @@ bool intersects(const std::set<std::string>& a, const std::set<std::string>& b,
 // The names and attributes whose tensors a value may share storage with:
 // `x` -> x, `obj.a` -> a, `r.view(...)`/`r[i]` -> r's, calls -> their
 // receiver's and arguments'; arithmetic makes new tensors.
-void alias_roots(const ast::Tree& tree, NodeId e, Uses& u) {
-  switch (tree.kind(e)) {
-    case NodeKind::Name:
-      u.names.emplace(tree.text(tree.field(e, GM_F(Name, id))));
-      return;
-    case NodeKind::Attribute:
-      u.attrs.emplace(tree.text(tree.field(e, GM_F(Attribute, attr))));
-      return;
-    case NodeKind::Subscript:
-      return alias_roots(tree, tree.child(e, GM_F(Subscript, value)), u);
-    case NodeKind::Call: {
-      const NodeId f = tree.child(e, GM_F(Call, func));
-      if (tree.kind(f) == NodeKind::Attribute) alias_roots(tree, tree.child(f, GM_F(Attribute, value)), u);
-      for (NodeId a : tree.children(e, GM_F(Call, args))) alias_roots(tree, a, u);
-      for (NodeId k : tree.children(e, GM_F(Call, keywords)))
-        alias_roots(tree, tree.child(k, GM_F(keyword, value)), u);
-      return;
+// (A set of roots, so the order of the explicit work list does not matter.)
+void alias_roots(const ast::Tree& tree, NodeId root, Uses& u) {
+  std::vector<NodeId> todo{root};
+  while (!todo.empty()) {
+    const NodeId e = todo.back();
+    todo.pop_back();
+    switch (tree.kind(e)) {
+      case NodeKind::Name:
+        u.names.emplace(tree.text(tree.field(e, GM_F(Name, id))));
+        break;
+      case NodeKind::Attribute:
+        u.attrs.emplace(tree.text(tree.field(e, GM_F(Attribute, attr))));
+        break;
+      case NodeKind::Subscript:
+        todo.push_back(tree.child(e, GM_F(Subscript, value)));
+        break;
+      case NodeKind::Call: {
+        const NodeId f = tree.child(e, GM_F(Call, func));
+        if (tree.kind(f) == NodeKind::Attribute) todo.push_back(tree.child(f, GM_F(Attribute, value)));
+        for (NodeId a : tree.children(e, GM_F(Call, args))) todo.push_back(a);
+        for (NodeId k : tree.children(e, GM_F(Call, keywords)))
+          todo.push_back(tree.child(k, GM_F(keyword, value)));
+        break;
+      }
+      default:
+        break;
     }
-    default:
-      return;
   }
 }
 
@@ -211,15 +219,8 @@ void stored_attrs(const lint::RuleContext& ctx, const gm1::TailPair& tp, Uses& u
 // A name, a constant, or attributes of one: evaluating it runs no code of
 // the program's (beyond attribute lookup).
 bool simple_ref(const ast::Tree& tree, NodeId e) {
-  switch (tree.kind(e)) {
-    case NodeKind::Name:
-    case NodeKind::Constant:
-      return true;
-    case NodeKind::Attribute:
-      return simple_ref(tree, tree.child(e, GM_F(Attribute, value)));
-    default:
-      return false;
-  }
+  while (tree.kind(e) == NodeKind::Attribute) e = tree.child(e, GM_F(Attribute, value));
+  return tree.kind(e) == NodeKind::Name || tree.kind(e) == NodeKind::Constant;
 }
 
 // The condition may stay inline in the (single) `where` when nothing the

@@ -1,6 +1,8 @@
 #include "rules/gm1_common.h"
 
 #include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "edits/text.h"
 #include "edits/tree_query.h"
@@ -42,10 +44,14 @@ bool evidence_method(std::string_view name) {
   return op && op->evidence != sema::ops::Evidence::None;
 }
 
+// Pre-order; f returns false to skip a node's subtree.
+// The expression analyses below recurse over operands; they share one
+// depth bound (ast::DepthGuard) and give their "unknown" answer past it.
+thread_local int expr_depth = 0;
+
 template <typename F>
 void walk(const ast::Tree& tree, NodeId n, const F& f) {
-  if (!f(n)) return;
-  edits::for_each_child(tree, n, [&](NodeId c) { walk(tree, c, f); });
+  ast::preorder(tree, n, [&](NodeId c) { return static_cast<bool>(f(c)); });
 }
 
 NodeKind op_of(const ast::Tree& tree, NodeId n, int field) {
@@ -162,15 +168,14 @@ void for_each_region_if(const lint::RuleContext& ctx,
   const ast::Tree& tree = ctx.tree();
   for (const sema::RegionFunction& rf : ctx.model()->region_functions()) {
     const NodeId func = rf.function;
-    std::function<void(NodeId)> rec = [&](NodeId n) {
+    ast::preorder(tree, func, [&](NodeId n) {
       const NodeKind k = tree.kind(n);
       if (n != func &&
           (k == NodeKind::FunctionDef || k == NodeKind::AsyncFunctionDef || k == NodeKind::ClassDef))
-        return;
+        return false;
       if (k == NodeKind::If) f(func, n);
-      edits::for_each_child(tree, n, rec);
-    };
-    rec(func);
+      return true;
+    });
   }
 }
 
@@ -255,6 +260,8 @@ NodeId strip_not(const ast::Tree& tree, NodeId test, bool* negated) {
 // ------------------------------------------------------------------ evidence
 
 bool tensor_evidence(const lint::RuleContext& ctx, NodeId e) {
+  const ast::DepthGuard guard(expr_depth);
+  if (guard.exceeded()) return false;  // no evidence: no finding
   const ast::Tree& tree = ctx.tree();
   const sema::Model& m = *ctx.model();
   if (static_value(ctx, e)) return false;
@@ -288,6 +295,8 @@ bool tensor_evidence(const lint::RuleContext& ctx, NodeId e) {
 namespace {
 
 bool static_atom(const lint::RuleContext& ctx, NodeId e) {
+  const ast::DepthGuard guard(expr_depth);
+  if (guard.exceeded()) return true;  // taken as static: no finding
   const ast::Tree& tree = ctx.tree();
   const sema::Model& m = *ctx.model();
   // A non-tensor fact settles values, not tests: `not t` and `t and u` are
@@ -349,6 +358,8 @@ bool range_compare(const lint::RuleContext& ctx, NodeId e) {
 }
 
 bool static_value(const lint::RuleContext& ctx, NodeId e) {
+  const ast::DepthGuard guard(expr_depth);
+  if (guard.exceeded()) return true;  // taken as static: no finding
   const ast::Tree& tree = ctx.tree();
   if (static_atom(ctx, e)) return true;
   switch (tree.kind(e)) {
@@ -429,6 +440,11 @@ std::string wrap(const ast::Tree& tree, NodeId e, std::string text) {
 
 std::optional<std::string> lower_condition(const lint::RuleContext& ctx, NodeId e,
                                            std::string* why) {
+  const ast::DepthGuard guard(expr_depth);
+  if (guard.exceeded()) {
+    *why = "the condition is nested too deeply to analyse";
+    return std::nullopt;
+  }
   const ast::Tree& tree = ctx.tree();
   const sema::Model& m = *ctx.model();
   if (tree.kind(e) == NodeKind::BoolOp) {
@@ -504,6 +520,8 @@ std::set<std::string> tensor_names_of(const lint::RuleContext& ctx, NodeId cond)
 }
 
 bool known_tensor(const lint::RuleContext& ctx, NodeId e, const Purity& p) {
+  const ast::DepthGuard guard(expr_depth);
+  if (guard.exceeded()) return false;
   if (proven_tensor(*ctx.model(), e)) return true;
   const ast::Tree& tree = ctx.tree();
   if (tree.kind(e) == NodeKind::Name) return p.tensor_names.count(std::string(name_id(tree, e))) > 0;
@@ -526,6 +544,8 @@ bool known_tensor(const lint::RuleContext& ctx, NodeId e, const Purity& p) {
 
 void check_pure_total(const lint::RuleContext& ctx, NodeId e, Purity& p) {
   if (!p.ok) return;
+  const ast::DepthGuard guard(expr_depth);
+  if (guard.exceeded()) return fail(p, ctx, e, "an expression nested too deeply to analyse");
   const ast::Tree& tree = ctx.tree();
   const sema::Model& m = *ctx.model();
   switch (tree.kind(e)) {
@@ -710,42 +730,119 @@ NodeId enclosing_function(const sema::Model& m, NodeId node) {
 
 namespace {
 
-// Loads of `name` under `func` that resolve to func's own binding or that sit
-// in nested scopes without their own binding of it (closures).
-template <typename F>
-void for_each_load(const lint::RuleContext& ctx, NodeId func, std::string_view name, const F& f) {
+// What the per-`if` questions below ask of a whole function, computed in one
+// walk per function and file (kept in the RuleContext's scratch), so that
+// checking a function with n `if`s is not n walks of it.
+struct FunctionIndex {
+  // Loads under the function that resolve to its own binding or that sit in
+  // nested scopes without their own binding (closures), by name, in source
+  // order.
+  std::unordered_map<std::string_view, std::vector<NodeId>> loads;
+  std::unordered_set<std::string_view> names;     // every Name id under it
+  std::unordered_set<std::string_view> declared;  // global / nonlocal names
+  std::unordered_map<std::string, std::string> in_place;  // memo of in_place_use
+};
+struct FunctionIndexes {
+  std::unordered_map<std::uint32_t, FunctionIndex> by_function;
+};
+
+FunctionIndex& function_index(const lint::RuleContext& ctx, NodeId func) {
+  auto& all = ctx.scratch<FunctionIndexes>().by_function;
+  auto [it, fresh] = all.try_emplace(func.index);
+  FunctionIndex& fi = it->second;
+  if (!fresh) return fi;
   const ast::Tree& tree = ctx.tree();
   const sema::Model& m = *ctx.model();
   const sema::ScopeId fs = m.scope_opened_by(func);
   walk(tree, func, [&](NodeId n) {
-    if (tree.kind(n) == NodeKind::Name && name_id(tree, n) == name && is_load(tree, n)) {
-      const sema::Binding* b = m.resolve(n);
-      if (!b || b->scope == fs) f(n);
+    const NodeKind k = tree.kind(n);
+    if (k == NodeKind::Name) {
+      const std::string_view id = name_id(tree, n);
+      fi.names.insert(id);
+      if (is_load(tree, n)) {
+        const sema::Binding* b = m.resolve(n);
+        if (!b || b->scope == fs) fi.loads[id].push_back(n);
+      }
+    } else if (k == NodeKind::Global || k == NodeKind::Nonlocal) {
+      const int f = k == NodeKind::Global ? GM_F(Global, names) : GM_F(Nonlocal, names);
+      const ast::Field fl = tree.field(n, f);
+      const auto raw = tree.children(n, f);
+      for (std::uint32_t i = 0; i < fl.b; ++i)
+        fi.declared.insert(tree.str({raw.data()[2 * i].index, raw.data()[2 * i + 1].index}));
     }
     return true;
   });
+  for (auto& [name, v] : fi.loads)
+    std::stable_sort(v.begin(), v.end(), [&](NodeId a, NodeId b) {
+      return tree.at(a).begin < tree.at(b).begin;
+    });
+  return fi;
+}
+
+const std::vector<NodeId>& loads_of(const lint::RuleContext& ctx, NodeId func,
+                                    std::string_view name) {
+  static const std::vector<NodeId> none;
+  const FunctionIndex& fi = function_index(ctx, func);
+  auto it = fi.loads.find(name);
+  return it == fi.loads.end() ? none : it->second;
+}
+
+// The first load at or after `offset` in a position-sorted list.
+std::vector<NodeId>::const_iterator first_at_or_after(const ast::Tree& tree,
+                                                      const std::vector<NodeId>& loads,
+                                                      std::uint32_t offset) {
+  return std::lower_bound(loads.begin(), loads.end(), offset,
+                          [&](NodeId n, std::uint32_t o) { return tree.at(n).begin < o; });
+}
+
+// Loads of `name` under `func` (see FunctionIndex::loads), in source order.
+template <typename F>
+void for_each_load(const lint::RuleContext& ctx, NodeId func, std::string_view name, const F& f) {
+  for (NodeId n : loads_of(ctx, func, name)) f(n);
+}
+
+// The statement a node belongs to: its innermost enclosing statement.
+NodeId statement_of(const sema::Model& m, NodeId n) {
+  const ast::Tree& tree = m.tree();
+  for (; n; n = m.parent(n))
+    if (edits::is_statement(tree, n)) return n;
+  return {};
+}
+
+// Where a statement sits (its parent's body list and its index there), from
+// the model's parent links instead of a search of the whole tree.
+edits::StatementSlot slot_of(const sema::Model& m, NodeId stmt) {
+  edits::StatementSlot slot;
+  const ast::Tree& tree = m.tree();
+  const NodeId parent = m.parent(stmt);
+  const int field = m.field_in_parent(stmt);
+  if (!parent || field < 0) return slot;
+  if (ast::fields_of(tree.kind(parent))[field].kind != ast::FieldKind::List) return slot;
+  const auto body = tree.children(parent, field);
+  const auto it = std::find(body.begin(), body.end(), stmt);
+  if (it == body.end()) return slot;
+  slot.parent = parent;
+  slot.body = body;
+  slot.index = static_cast<std::size_t>(it - body.begin());
+  return slot;
 }
 
 }  // namespace
 
 bool read_outside(const lint::RuleContext& ctx, NodeId func, std::string_view name,
                   std::uint32_t begin, std::uint32_t end) {
-  bool found = false;
-  for_each_load(ctx, func, name, [&](NodeId n) {
-    const auto& r = ctx.tree().at(n);
-    if (r.begin < begin || r.begin >= end) found = true;
-  });
-  return found;
+  const auto& loads = loads_of(ctx, func, name);
+  if (loads.empty()) return false;
+  const ast::Tree& tree = ctx.tree();
+  return tree.at(loads.front()).begin < begin || tree.at(loads.back()).begin >= end;
 }
 
 bool read_inside(const lint::RuleContext& ctx, NodeId func, std::string_view name,
                  std::uint32_t begin, std::uint32_t end) {
-  bool found = false;
-  for_each_load(ctx, func, name, [&](NodeId n) {
-    const auto& r = ctx.tree().at(n);
-    if (r.begin >= begin && r.begin < end) found = true;
-  });
-  return found;
+  const auto& loads = loads_of(ctx, func, name);
+  const ast::Tree& tree = ctx.tree();
+  if (begin >= end) return false;
+  return first_at_or_after(tree, loads, begin) != first_at_or_after(tree, loads, end);
 }
 
 namespace {
@@ -790,27 +887,25 @@ bool assigns_name(const ast::Tree& tree, NodeId stmt, std::string_view name) {
 
 bool live_after(const lint::RuleContext& ctx, NodeId func, NodeId stmt, std::string_view name) {
   const ast::Tree& tree = ctx.tree();
+  const sema::Model& m = *ctx.model();
   const std::uint32_t sb = tree.at(stmt).begin, se = tree.at(stmt).end;
-  bool live = false;
-  for_each_load(ctx, func, name, [&](NodeId n) {
-    if (live) return;
-    const std::uint32_t b = tree.at(n).begin;
-    if (b >= sb && b < se) return;
-    if (b < sb) {
-      // Only a loop around `stmt` (within the function) can carry the value
-      // back to an earlier load.
-      for (NodeId a = ctx.model()->parent(stmt); a && a != func; a = ctx.model()->parent(a)) {
-        const NodeKind k = tree.kind(a);
-        if ((k == NodeKind::For || k == NodeKind::AsyncFor || k == NodeKind::While) &&
-            tree.at(a).begin <= b && b < tree.at(a).end)
-          live = true;
-      }
-      return;
-    }
-    const NodeId user = edits::enclosing_statement(tree, b);
-    if (!user || !bound_before(ctx, func, user, name, se)) live = true;
-  });
-  return live;
+  const auto& loads = loads_of(ctx, func, name);
+  // Loads before `stmt`: only a loop around it (within the function) can
+  // carry the value back to them.
+  for (NodeId a = m.parent(stmt); a && a != func; a = m.parent(a)) {
+    const NodeKind k = tree.kind(a);
+    if (k != NodeKind::For && k != NodeKind::AsyncFor && k != NodeKind::While) continue;
+    const std::uint32_t lb = tree.at(a).begin;
+    const auto it = first_at_or_after(tree, loads, lb);
+    if (it != loads.end() && tree.at(*it).begin < std::min(sb, tree.at(a).end)) return true;
+  }
+  // Loads after it, in order: live unless each is preceded by a rebinding
+  // that follows `stmt`.
+  for (auto it = first_at_or_after(tree, loads, se); it != loads.end(); ++it) {
+    const NodeId user = statement_of(m, *it);
+    if (!user || !bound_before(ctx, func, user, name, se)) return true;
+  }
+  return false;
 }
 
 bool bound_before(const lint::RuleContext& ctx, NodeId func, NodeId stmt, std::string_view name,
@@ -819,7 +914,7 @@ bool bound_before(const lint::RuleContext& ctx, NodeId func, NodeId stmt, std::s
   const sema::Model& m = *ctx.model();
   NodeId cur = stmt;
   while (cur && cur != func) {
-    const edits::StatementSlot slot = edits::find_statement_slot(tree, cur);
+    const edits::StatementSlot slot = slot_of(m, cur);
     if (!slot.parent) return false;
     for (std::size_t i = 0; i < slot.index; ++i)
       if (tree.at(slot.body[i]).begin >= min_offset && assigns_name(tree, slot.body[i], name))
@@ -896,9 +991,14 @@ std::string in_place_use_of(const lint::RuleContext& ctx, NodeId root, const Mat
 
 std::string in_place_use(const lint::RuleContext& ctx, NodeId func, std::string_view name) {
   const ast::Tree& tree = ctx.tree();
-  return in_place_use_of(
+  auto& memo = function_index(ctx, func).in_place;
+  const std::string key(name);
+  if (auto it = memo.find(key); it != memo.end()) return it->second;
+  std::string found = in_place_use_of(
       ctx, func,
       [&](NodeId n) { return tree.kind(n) == NodeKind::Name && name_id(tree, n) == name; }, name);
+  memo.emplace(key, found);
+  return found;
 }
 
 std::string attr_in_place_use(const lint::RuleContext& ctx, std::string_view attr) {
@@ -913,20 +1013,7 @@ std::string attr_in_place_use(const lint::RuleContext& ctx, std::string_view att
 }
 
 bool declared_nonlocal(const lint::RuleContext& ctx, NodeId func, std::string_view name) {
-  const ast::Tree& tree = ctx.tree();
-  bool found = false;
-  walk(tree, func, [&](NodeId n) {
-    const NodeKind k = tree.kind(n);
-    if (k == NodeKind::Global || k == NodeKind::Nonlocal) {
-      const int f = k == NodeKind::Global ? GM_F(Global, names) : GM_F(Nonlocal, names);
-      const ast::Field fl = tree.field(n, f);
-      const auto raw = tree.children(n, f);
-      for (std::uint32_t i = 0; i < fl.b; ++i)
-        if (tree.str({raw.data()[2 * i].index, raw.data()[2 * i + 1].index}) == name) found = true;
-    }
-    return true;
-  });
-  return found;
+  return function_index(ctx, func).declared.count(name) > 0;
 }
 
 std::vector<std::string> names_read(const lint::RuleContext& ctx, NodeId e) {
@@ -943,12 +1030,7 @@ std::vector<std::string> names_read(const lint::RuleContext& ctx, NodeId e) {
 }
 
 std::string fresh_name(const lint::RuleContext& ctx, NodeId func, std::string_view base) {
-  const ast::Tree& tree = ctx.tree();
-  std::set<std::string_view> used;
-  walk(tree, func, [&](NodeId n) {
-    if (tree.kind(n) == NodeKind::Name) used.insert(name_id(tree, n));
-    return true;
-  });
+  const auto& used = function_index(ctx, func).names;
   std::string name(base);
   for (int i = 2; used.count(name); ++i) name = std::string(base) + std::to_string(i);
   return name;

@@ -9,19 +9,12 @@ namespace gm::rules::gm2 {
 using ast::NodeId;
 using ast::NodeKind;
 
-namespace {
-void walk(const ast::Tree& tree, NodeId n, const std::function<void(NodeId)>& f) {
-  f(n);
-  edits::for_each_child(tree, n, [&](NodeId c) { walk(tree, c, f); });
-}
-}  // namespace
-
 void for_each_region_call(const lint::RuleContext& ctx,
                           const std::function<void(NodeId call)>& f) {
   const sema::Model* model = ctx.model();
   if (model == nullptr) return;
   const auto& tree = ctx.tree();
-  walk(tree, tree.root(), [&](NodeId n) {
+  ast::preorder(tree, tree.root(), [&](NodeId n) {
     if (tree.kind(n) == NodeKind::Call && model->is_in_region(n)) f(n);
   });
 }
@@ -285,13 +278,34 @@ std::optional<edits::Edit> defer_reads(const lint::RuleContext& ctx, NodeId arg,
   return edits::Edit::replace(tree.at(arg).begin, tree.at(arg).end, std::move(*text));
 }
 
+namespace {
+
+// The same for every fix of a file: computed once per file (a scan of every
+// binding, and of the imports), not once per fix.
+struct RuntimeImportMemo {
+  bool done = false;
+  std::string clash;
+  std::optional<edits::Edit> import;
+};
+const RuntimeImportMemo& runtime_import_memo(const lint::RuleContext& ctx) {
+  auto& m = ctx.scratch<RuntimeImportMemo>();
+  if (!m.done) {
+    m.clash = runtime_alias_clash(*ctx.model());
+    if (m.clash.empty()) m.import = runtime_import(ctx);
+    m.done = true;
+  }
+  return m;
+}
+}  // namespace
+
 void attach_fix(const lint::RuleContext& ctx, lint::Diagnostic& d, std::string description,
                 std::vector<edits::Edit> edits) {
-  if (auto clash = runtime_alias_clash(*ctx.model()); !clash.empty()) {
-    d.declined_reason = std::move(clash);
+  const RuntimeImportMemo& memo = runtime_import_memo(ctx);
+  if (!memo.clash.empty()) {
+    d.declined_reason = memo.clash;
     return;
   }
-  if (auto imp = runtime_import(ctx)) edits.push_back(std::move(*imp));
+  if (memo.import) edits.push_back(*memo.import);
   d.fix = edits::Fix::safe(std::move(description), std::move(edits));
 }
 

@@ -203,8 +203,7 @@ class TensorGuardRaise final : public lint::Rule {
  private:
   template <typename F>
   static void walk(const ast::Tree& tree, NodeId n, const F& f) {
-    f(n);
-    edits::for_each_child(tree, n, [&](NodeId c) { walk(tree, c, f); });
+    ast::preorder(tree, n, [&](NodeId c) { f(c); });
   }
 
   static void report(const lint::RuleContext& ctx, lint::DiagnosticSink& sink, NodeId guard) {

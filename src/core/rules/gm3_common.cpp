@@ -102,7 +102,11 @@ NodeKind op_of(const ast::Tree& tree, NodeId n, int field) {
 }
 
 // One side of a comparison.
+thread_local int evidence_depth = 0;  // ast::DepthGuard's counter
+
 bool operand_evidence(const sema::Model& m, NodeId o) {
+  const ast::DepthGuard guard(evidence_depth);
+  if (guard.exceeded()) return false;  // no evidence: no finding
   const auto& tree = m.tree();
   if (is_tensor_fact(m, o) || reduction_call(m, o) || equal_kind(m, o) != EqualKind::None)
     return true;
@@ -128,6 +132,8 @@ bool is_rich_comparison(NodeKind k) {
 }  // namespace
 
 bool tensor_evidence(const sema::Model& m, NodeId e) {
+  const ast::DepthGuard guard(evidence_depth);
+  if (guard.exceeded()) return false;  // no evidence: no finding
   const auto& tree = m.tree();
   if (is_tensor_fact(m, e)) return true;
   switch (tree.kind(e)) {
@@ -161,8 +167,7 @@ namespace {
 
 template <typename F>
 void walk(const ast::Tree& tree, NodeId n, const F& f) {
-  f(n);
-  edits::for_each_child(tree, n, [&](NodeId c) { walk(tree, c, f); });
+  ast::preorder(tree, n, [&](NodeId c) { f(c); });
 }
 
 }  // namespace
@@ -475,18 +480,22 @@ class AfterScan {
       violate(kw, "writes a result into `out=`");
   }
 
-  void visit(NodeId n) {
-    if (!found_.empty()) return;
+  void visit(NodeId root) {
+    ast::preorder(tree_, root, [&](NodeId n) { return visit_one(n); });
+  }
+
+  ast::Visit visit_one(NodeId n) {
+    if (!found_.empty()) return ast::Visit::Stop;
     switch (tree_.kind(n)) {
       case NodeKind::FunctionDef:
       case NodeKind::AsyncFunctionDef:
       case NodeKind::ClassDef:
       case NodeKind::Lambda:
-        return;  // bodies run when called: a call is the documented caveat
+        return ast::Visit::SkipChildren;  // bodies run when called: a call is the documented caveat
       case NodeKind::Global:
       case NodeKind::Nonlocal:
         violate(n, "declares `global`/`nonlocal`");
-        return;
+        return ast::Visit::SkipChildren;
       case NodeKind::Assign:
         for (NodeId t : tree_.children(n, GM_F(Assign, targets))) target(t, n, false);
         break;
@@ -515,7 +524,7 @@ class AfterScan {
       default:
         break;
     }
-    edits::for_each_child(tree_, n, [&](NodeId c) { visit(c); });
+    return ast::Visit::Continue;
   }
 
   const lint::RuleContext& ctx_;
@@ -701,9 +710,13 @@ std::optional<std::string> render(const lint::RuleContext& ctx, NodeId stmt,
 
   // Comments of the statement outside the copied ranges go above it.
   std::vector<std::string> lines;
-  for (const Trivia& t : ctx.lexed().trivia) {
-    if (t.kind != Trivia::Kind::Comment) continue;
+  const auto& trivia = ctx.lexed().trivia;  // in source order: start at the statement
+  for (auto it = std::lower_bound(trivia.begin(), trivia.end(), node.begin,
+                                  [](const Trivia& t, std::uint32_t o) { return t.begin < o; });
+       it != trivia.end(); ++it) {
+    const Trivia& t = *it;
     if (t.begin >= node.end) break;
+    if (t.kind != Trivia::Kind::Comment) continue;
     if (t.begin < node.begin || t.end > node.end) continue;
     const bool copied = std::any_of(pieces.begin(), pieces.end(), [&](const Piece& p) {
       return p.kind == Piece::Kind::Source && p.begin <= t.begin && t.end <= p.end;

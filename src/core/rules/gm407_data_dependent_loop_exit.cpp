@@ -1,4 +1,6 @@
 // GM407: a loop whose exit depends on tensor data.
+#include <vector>
+
 #include "rules/gm4_gm5_common.h"
 #include "rules/rules.h"
 
@@ -47,27 +49,32 @@ for _ in range(n):
 
 // A `break` that exits the innermost loop around `stmts` (nested loops,
 // functions and classes excluded).
+// An explicit work list, not recursion: an `elif` chain nests as deep as it
+// is long.
 bool has_break(const ast::Tree& tree, std::span<const NodeId> stmts) {
-  for (NodeId s : stmts) {
-    switch (tree.kind(s)) {
-      case NodeKind::Break: return true;
-      case NodeKind::If:
-        if (has_break(tree, tree.children(s, GM_F(If, body))) ||
-            has_break(tree, tree.children(s, GM_F(If, orelse))))
-          return true;
-        break;
-      case NodeKind::With:
-        if (has_break(tree, tree.children(s, GM_F(With, body)))) return true;
-        break;
-      case NodeKind::Try:
-        if (has_break(tree, tree.children(s, GM_F(Try, body))) ||
-            has_break(tree, tree.children(s, GM_F(Try, orelse))) ||
-            has_break(tree, tree.children(s, GM_F(Try, finalbody))))
-          return true;
-        for (NodeId h : tree.children(s, GM_F(Try, handlers)))
-          if (has_break(tree, tree.children(h, GM_F(ExceptHandler, body)))) return true;
-        break;
-      default: break;
+  std::vector<std::span<const NodeId>> todo{stmts};
+  while (!todo.empty()) {
+    const auto cur = todo.back();
+    todo.pop_back();
+    for (NodeId s : cur) {
+      switch (tree.kind(s)) {
+        case NodeKind::Break: return true;
+        case NodeKind::If:
+          todo.push_back(tree.children(s, GM_F(If, body)));
+          todo.push_back(tree.children(s, GM_F(If, orelse)));
+          break;
+        case NodeKind::With:
+          todo.push_back(tree.children(s, GM_F(With, body)));
+          break;
+        case NodeKind::Try:
+          todo.push_back(tree.children(s, GM_F(Try, body)));
+          todo.push_back(tree.children(s, GM_F(Try, orelse)));
+          todo.push_back(tree.children(s, GM_F(Try, finalbody)));
+          for (NodeId h : tree.children(s, GM_F(Try, handlers)))
+            todo.push_back(tree.children(h, GM_F(ExceptHandler, body)));
+          break;
+        default: break;
+      }
     }
   }
   return false;

@@ -421,6 +421,8 @@ class ItemUses {
   }
   // What an operand beside an item is.
   Kind operand(NodeId e) {
+    const ast::DepthGuard guard(operand_depth_);
+    if (guard.exceeded()) return Kind::Unknown;
     if (is_int_constant(t_, e) || tracked(e) || int_name(e)) return Kind::Int;
     if (is_float_constant(t_, e)) return Kind::Float;
     if (t_.kind(e) == NodeKind::UnaryOp) return operand(t_.child(e, GM_F(UnaryOp, operand)));
@@ -598,6 +600,7 @@ class ItemUses {
   const ast::Tree& t_;
   NodeId func_;
   std::vector<const Binding*> tracked_;
+  int operand_depth_ = 0;  // ast::DepthGuard's counter for operand()
   std::vector<const Binding*> work_;
   bool size_use_ = false;
   std::string why_;

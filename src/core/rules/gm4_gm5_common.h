@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "ast/tree.h"
+#include "ast/visit.h"
 #include "edits/tree_query.h"
 #include "lint/rule.h"
 #include "semantic/model.h"
@@ -28,8 +29,7 @@ using ast::NodeKind;
 // Pre-order walk over every node under `n` (n included).
 template <typename F>
 void walk(const ast::Tree& tree, NodeId n, const F& f) {
-  f(n);
-  edits::for_each_child(tree, n, [&](NodeId c) { walk(tree, c, f); });
+  ast::preorder(tree, n, [&](NodeId c) { f(c); });
 }
 
 // Calls f(node) for every node of the file that is inside a compiled region.

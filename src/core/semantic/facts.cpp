@@ -247,12 +247,8 @@ class FactsPass {
         for (std::size_t i = 0; i < owners.size() && i < 64; ++i)
           for (std::uint32_t b : m_.classes_[owners[i]].bases)
             if (std::find(owners.begin(), owners.end(), b) == owners.end()) owners.push_back(b);
-        for (std::uint32_t i = 0; i < m_.attrs_.size(); ++i) {
-          const auto& a = m_.attrs_[i];
-          if (a.attr == attr && !a.container &&
-              std::find(owners.begin(), owners.end(), a.cls) != owners.end())
-            p.infos.push_back(i);
-        }
+        for (std::uint32_t i : m_.attrs_in(owners, attr))
+          if (!m_.attrs_[i].container) p.infos.push_back(i);
         // class attributes (x = 1 in the class body), first in MRO order
         for (std::uint32_t o : owners) {
           if (const Model::Symbol* sym = m_.find_symbol(m_.classes_[o].scope, attr)) {
@@ -830,9 +826,9 @@ class FactsPass {
       for (std::uint32_t b : m_.classes_[owners[i]].bases)
         if (std::find(owners.begin(), owners.end(), b) == owners.end()) owners.push_back(b);
     bool any = false, complete = true;
-    for (const auto& a : m_.attrs_) {
-      if (a.attr != attr || a.container != container) continue;
-      if (std::find(owners.begin(), owners.end(), a.cls) == owners.end()) continue;
+    for (std::uint32_t i : m_.attrs_in(owners, attr)) {
+      const auto& a = m_.attrs_[i];
+      if (a.container != container) continue;
       any = true;
       if (a.value_class != kNone) {
         const NodeId fwd = m_.find_method(a.value_class, "forward", false);

@@ -189,6 +189,10 @@ class Model {
   // orelse, at the parent's column (`else:` followed by an indented `if` is
   // not one).
   bool is_elif(NodeId if_stmt) const;
+  // The index of the field of parent(node) that holds `node`.
+  int field_in_parent(NodeId node) const {
+    return node.index < slot_.size() ? slot_[node.index] : -1;
+  }
 
   // ---- qualified names
   // "torch.where", "torch.nn.functional.relu", ".mod.x", "builtins.print";
@@ -270,6 +274,13 @@ class Model {
   struct Symbol {
     BindingId first = kNone;
     BindingId last = kNone;
+    // Its non-declaration bindings sorted by (effective, order of binding):
+    // by_effective_[order_begin, order_begin + order_count), so that
+    // resolving a use is a binary search, not a walk over every binding of
+    // the name (a name bound 2,000 times in one function).
+    std::uint32_t order_begin = 0;
+    std::uint32_t order_count = 0;
+    BindingId last_value = kNone;  // the last non-declaration binding
   };
   struct ClassInfo {
     NodeId node;
@@ -304,11 +315,20 @@ class Model {
                         int depth) const;
   NodeId function_of_binding(const Binding* b, int depth) const;
   std::optional<Interval> value_range_impl(NodeId expr, int depth) const;
+  // The attrs_ ids of `attr` in any of the classes `owners`, ascending: an
+  // index lookup per owner instead of a scan of every attribute of the file.
+  std::vector<std::uint32_t> attrs_in(const std::vector<std::uint32_t>& owners,
+                                      std::string_view attr) const;
+  void add_attr(const AttrInfo& a) {
+    attrs_by_class_[{a.cls, a.attr}].push_back(static_cast<std::uint32_t>(attrs_.size()));
+    attrs_.push_back(a);
+  }
 
   const ast::Tree* tree_ = nullptr;
   std::vector<Scope> scopes_;
   std::vector<Binding> bindings_;
   std::unordered_map<SymbolKey, Symbol, SymbolKeyHash> symbols_;
+  std::vector<BindingId> by_effective_;  // see Symbol::order_begin
   // global (1) / nonlocal (2) declarations, keyed by the declaring scope.
   std::unordered_map<SymbolKey, std::uint8_t, SymbolKeyHash> decls_;
   std::vector<std::uint32_t> parent_;       // by node
@@ -321,6 +341,8 @@ class Model {
   std::unordered_map<std::uint32_t, std::uint32_t> class_index_;  // ClassDef → id
   std::vector<AttrInfo> attrs_;
   std::vector<std::string_view> self_stores_;  // sorted, unique: assigns_self_attr
+  // attrs_ ids by (class, attribute name), ascending (see attrs_in).
+  std::unordered_map<SymbolKey, std::vector<std::uint32_t>, SymbolKeyHash> attrs_by_class_;
   std::vector<RegionFunction> regions_;
   std::unordered_map<std::uint32_t, std::uint32_t> region_index_;  // def → regions_ id
   std::vector<std::uint32_t> scope_owner_def_;  // scope → nearest (Async)FunctionDef node, 0

@@ -114,9 +114,9 @@ void Model::instance_classes(NodeId expr, std::vector<std::uint32_t>& out, bool*
     for (std::size_t i = 0; i < owners.size() && i < 64; ++i)
       for (std::uint32_t b : classes_[owners[i]].bases)
         if (std::find(owners.begin(), owners.end(), b) == owners.end()) owners.push_back(b);
-    for (const AttrInfo& a : attrs_) {
-      if (a.attr != attr || a.container != want_container) continue;
-      if (std::find(owners.begin(), owners.end(), a.cls) == owners.end()) continue;
+    for (std::uint32_t i : attrs_in(owners, attr)) {
+      const AttrInfo& a = attrs_[i];
+      if (a.container != want_container) continue;
       add(a.value_class);
       if (a.nn_layer && nn_layer) *nn_layer = true;
     }
@@ -380,34 +380,34 @@ void Analyzer::build_classes(Model& m) {
           bool layer = false;
           m.instance_classes(e, cls, &layer, 0);
           a.nn_layer = layer;
-          if (cls.empty()) m.attrs_.push_back(a);
+          if (cls.empty()) m.add_attr(a);
           for (std::uint32_t k : cls) {
             a.value_class = k;
-            m.attrs_.push_back(a);
+            m.add_attr(a);
           }
         }
         // Also as a callable (Sequential): the whole container.
-        m.attrs_.push_back(base);
+        m.add_attr(base);
         return;
       }
       if (q && (*q == "torch.nn.Parameter" || *q == "torch.nn.parameter.Parameter" ||
                 *q == "torch.nn.Buffer")) {
         base.tensor = true;
-        m.attrs_.push_back(base);
+        m.add_attr(base);
         return;
       }
       std::vector<std::uint32_t> cls;
       bool layer = false;
       m.instance_classes(value, cls, &layer, 0);
       base.nn_layer = layer;
-      if (cls.empty()) m.attrs_.push_back(base);
+      if (cls.empty()) m.add_attr(base);
       for (std::uint32_t k : cls) {
         base.value_class = k;
-        m.attrs_.push_back(base);
+        m.add_attr(base);
       }
       return;
     }
-    m.attrs_.push_back(base);
+    m.add_attr(base);
   };
   for (NodeId n : m.postorder_) {
     switch (t.kind(n)) {
@@ -447,7 +447,7 @@ void Analyzer::build_classes(Model& m) {
         if (c == kNone) break;
         Model::AttrInfo a{c, t.str(cv.text), kNone, false, false, false, args[1]};
         a.tensor = true;  // refined by the facts pass (None buffers)
-        m.attrs_.push_back(a);
+        m.add_attr(a);
         break;
       }
       default:
@@ -461,6 +461,18 @@ void Analyzer::build_classes(Model& m) {
 
 bool Model::assigns_self_attr(std::string_view attr) const {
   return std::binary_search(self_stores_.begin(), self_stores_.end(), attr);
+}
+
+std::vector<std::uint32_t> Model::attrs_in(const std::vector<std::uint32_t>& owners,
+                                           std::string_view attr) const {
+  std::vector<std::uint32_t> out;
+  for (std::size_t k = 0; k < owners.size(); ++k) {
+    if (std::find(owners.begin(), owners.begin() + k, owners[k]) != owners.begin() + k) continue;
+    auto it = attrs_by_class_.find({owners[k], attr});
+    if (it != attrs_by_class_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 void Analyzer::build_regions(Model& m, std::span<const std::string> extra_roots) {

@@ -468,6 +468,22 @@ void Analyzer::build_scopes(Model& m) {
     sym.last = i;
     if (b.node.index < n) m.name_binding_[b.node.index] = i;
   }
+  m.by_effective_.clear();
+  m.by_effective_.reserve(m.bindings_.size());
+  for (auto& [key, sym] : m.symbols_) {
+    sym.order_begin = static_cast<std::uint32_t>(m.by_effective_.size());
+    for (BindingId b = sym.first; b != kNone; b = m.bindings_[b].next_in_symbol) {
+      if (m.bindings_[b].kind == BindingKind::Declaration) continue;
+      m.by_effective_.push_back(b);
+      sym.last_value = b;
+    }
+    sym.order_count = static_cast<std::uint32_t>(m.by_effective_.size()) - sym.order_begin;
+    // Binding ids grow in chain order, so ties keep it (stable).
+    std::stable_sort(m.by_effective_.begin() + sym.order_begin, m.by_effective_.end(),
+                     [&](BindingId a, BindingId c) {
+                       return m.bindings_[a].effective < m.bindings_[c].effective;
+                     });
+  }
   m.scope_owner_def_.assign(m.scopes_.size(), 0);
   for (ScopeId s = 0; s < m.scopes_.size(); ++s) {
     const Scope& sc = m.scopes_[s];
@@ -530,17 +546,20 @@ std::uint32_t Model::lookup_scope(ScopeId from, std::string_view name,
   return kNone;
 }
 
+// The binding in effect at `use` (the latest-effective one at or before it,
+// the later-bound on ties) when `use` is in the owning scope, else the last
+// one bound (a nested scope runs later).
 const Binding* Model::pick_binding(const Symbol& sym, std::uint32_t use, bool same_scope) const {
-  const Binding* before = nullptr;
-  const Binding* last = nullptr;
-  for (BindingId b = sym.first; b != kNone; b = bindings_[b].next_in_symbol) {
-    const Binding& x = bindings_[b];
-    if (x.kind == BindingKind::Declaration) continue;
-    last = &x;
-    if (x.effective <= use && (!before || x.effective >= before->effective)) before = &x;
+  if (sym.last_value == kNone) return nullptr;
+  if (same_scope) {
+    const auto first = by_effective_.begin() + sym.order_begin;
+    const auto end = first + sym.order_count;
+    const auto it = std::upper_bound(first, end, use, [&](std::uint32_t u, BindingId b) {
+      return u < bindings_[b].effective;
+    });
+    if (it != first) return &bindings_[*(it - 1)];
   }
-  if (same_scope && before) return before;
-  return last;
+  return &bindings_[sym.last_value];
 }
 
 const Binding* Model::resolve(NodeId name) const {
