@@ -169,6 +169,14 @@ def child(row: str, arm: str, data: str) -> dict:
         rep = explain(model, *inputs[0])
     rec["compile_s"] = round(time.perf_counter() - t0, 3)
     rec.update(C.summarize_report(rep))
+    # sites relative to the package root, as for site-packages
+    root = os.path.dirname(os.path.dirname(os.path.abspath(tv.__file__))) + os.sep
+    for x in rec.get("reasons", []):
+        x["sites"] = [s_.replace(root, "") for s_ in x.get("sites", [])]
+    for x in rec.get("skipped", []):
+        for k in ("file", "site"):
+            if isinstance(x.get(k), str):
+                x[k] = x[k].replace(root, "")
     rec["status"] = "ok"
     return rec
 
@@ -272,10 +280,10 @@ def main(argv: Optional[list[str]] = None) -> int:
                 print(f"table2_vision: {row} {arm}: {rec.get('status')} "
                       f"{rec.get('break_events', '-')} breaks, {rec.get('graphs', '-')} graphs, "
                       f"{rec['verdict']} ({rec.get('wall_s')} s)", file=sys.stderr, flush=True)
-                if arm == "original" and rec.get("status") != "ok":
-                    break
                 if a.json:
                     _save(a.json, doc)
+                if arm == "original" and rec.get("status") != "ok":
+                    break
                 vs = rec.get("versions")
                 if vs:
                     doc["versions"] = vs
