@@ -16,6 +16,20 @@ interrupted and resumed.  ``--summary`` writes the markdown summary.
   python bench/survey.py --summary                # just rewrite the summary
   python bench/survey.py --mended                 # re-run the breaking classes with graphmend's hook
 
+``--arms`` (bench/arms.py) takes the same breaking pairs and runs each
+under every arm, each arm in its own interpreter: ``original``,
+``switches`` (``capture_scalar_outputs`` + ``capture_dynamic_output_shape_ops``),
+``safe``, ``unsafe``, ``safe+switches`` and ``nested``
+(``nested_graph_breaks``); outputs and side effects are compared with an
+eager reference run of the original code.  Records per (class, mode, arm)
+go to ``survey_arms.jsonl`` as each arm finishes (a rerun continues; with
+``--retry-failed`` it reruns what did not run); ``survey_arms.md`` and
+``survey_arms.summary.json`` hold the tables (``--arms --summary`` rewrites
+them).
+
+  python bench/survey.py --arms                         # every arm
+  python bench/survey.py --arms original,switches,safe --every 5
+
 ``--mended`` reads the survey JSONL, takes every (class, mode) that broke,
 and runs it twice more, each phase in its own interpreter: ``original``
 (transformers as installed: the eager outputs, stdout, log records and
@@ -540,6 +554,13 @@ def run_arms(args: argparse.Namespace) -> int:
     import arms as A
 
     arm_list = A.parse_arms(args.arms)
+    md = os.path.splitext(args.arms_out)[0] + ".md"
+    if args.summary:  # only rewrite the tables from the records
+        old = os.path.splitext(args.arms_out)[0] + ".summary.json"
+        meta = json.load(open(old)).get("meta", {}) if os.path.exists(old) else {}
+        A.write(C.read_jsonl(args.arms_out), md, meta)
+        print(f"survey --arms: summary -> {md}", file=sys.stderr)
+        return 0
     src = args.mended_from
     tasks = mended_tasks(src, args.only)
     if args.every > 1:
@@ -589,7 +610,6 @@ def run_arms(args: argparse.Namespace) -> int:
             "wall_s": round(time.time() - t_start, 1), "jobs": args.jobs, "timeout_s": args.timeout,
             "versions": versions, "graphmend_commit": C.git_describe(), "fresh_inputs": N_FRESH,
             "note": args.note}
-    md = os.path.splitext(args.arms_out)[0] + ".md"
     A.write(C.read_jsonl(args.arms_out), md, meta)
     print(f"survey --arms: done in {meta['wall_s']} s -> {args.arms_out}, {md}", file=sys.stderr)
     if not args.keep_work:
