@@ -196,6 +196,22 @@ def _tie_widths(cfg: Any, notes: list) -> None:
     """Widths one sub-config must share with another after shrinking: the
     vision tower's output width is the text model's hidden size."""
     tc, vc = cfg.__dict__.get("text_config"), cfg.__dict__.get("vision_config")
+    # a bridge reading the vision tower (BLIP-2's Q-Former): its cross-attention width
+    if _is_config(vc) and isinstance(vc.__dict__.get("hidden_size"), int):
+        for k, sub in list(cfg.__dict__.items()):
+            if _is_config(sub) and sub is not vc and sub is not tc and isinstance(
+                    sub.__dict__.get("encoder_hidden_size"), int) and sub.encoder_hidden_size != vc.hidden_size:
+                _set(sub, "encoder_hidden_size", vc.hidden_size, notes)
+    # group norms: the group count divides every shrunk width
+    for c in _flat_cfgs(cfg):
+        widths = [w for k in ("hidden_sizes", "embedding_size", "hidden_size", "embed_dims", "channels")
+                  for w in ((c.__dict__.get(k),) if isinstance(c.__dict__.get(k), int) else (c.__dict__.get(k) or ()))
+                  if isinstance(w, int) and not isinstance(w, bool) and w > 0]
+        for k in ("num_groups", "num_norm_groups", "norm_num_groups", "group_norm_groups"):
+            gv = c.__dict__.get(k)
+            if isinstance(gv, int) and not isinstance(gv, bool) and gv > 1 and widths and \
+                    any(w % gv for w in widths):
+                _set(c, k, math.gcd(gv, *widths), notes)
     if _is_config(tc) and _is_config(vc):
         H = tc.__dict__.get("hidden_size") or tc.__dict__.get("d_model")
         keys = ("out_hidden_size", "text_hidden_size") + (("projection_dim",) if _image_token_id(cfg) is not None
@@ -463,6 +479,14 @@ def input_variants(model: Any, batch: int = 2, seq: int = 32, seed: int = 0) -> 
             text["attention_mask"] = torch.ones(batch, seq, dtype=torch.long)
     if getattr(cfg, "is_encoder_decoder", False) and "decoder_input_ids" in params:
         text["decoder_input_ids"] = ids(seq // 2)
+    if text:
+        # second text streams (InstructBLIP's Q-Former prompt, ...)
+        for p_ in sorted(params):
+            if p_.endswith("_input_ids") and p_ not in text and p_ not in ("decoder_input_ids", "labels"):
+                text[p_] = ids()
+                mask = p_[: -len("input_ids")] + "attention_mask"
+                if mask in params:
+                    text[mask] = torch.ones(batch, seq, dtype=torch.long)
 
     variants: list[tuple[str, dict]] = []
     h, w = _image_hw(cfg)
@@ -499,6 +523,13 @@ def input_variants(model: Any, batch: int = 2, seq: int = 32, seed: int = 0) -> 
             variants.insert(0, ("text+bbox+image", {**text, "bbox": _boxes(cfg, batch, seq, g), **pix}))
     if "past_values" in params:
         variants[:0] = _time_series_variants(model, cfg, params, batch, g)
+    if "hidden_states" in params and "grid_thw" in params:
+        # a Qwen-VL-style vision tower on its own: flattened patches and their grid
+        p_, t_, m_ = _patch_geometry(cfg)
+        gh = gw = 2 * m_
+        variants.insert(0, ("vision patches+grid_thw", {
+            "hidden_states": torch.randn(batch * gh * gw, ch * t_ * p_ * p_, generator=g),
+            "grid_thw": torch.tensor([[1, gh, gw]] * batch)}))
     if text and "pixel_values" in params:
         variants[:0] = _vlm_variants(model, cfg, params, batch, seq, g, ids, text)
     if text:
@@ -575,6 +606,15 @@ def _time_series_variants(model: Any, cfg: Any, params: set, batch: int, g: Any)
     return out
 
 
+def _patch_geometry(vc: Any) -> tuple[int, int, int]:
+    """(patch size, temporal patch size, spatial merge size) of a vision config."""
+    def one(k: str, default: int) -> int:
+        v = vc.__dict__.get(k) or default
+        v = v[0] if isinstance(v, (list, tuple)) else v
+        return v if isinstance(v, int) and v > 0 else default
+    return one("patch_size", 14), one("temporal_patch_size", 1), one("spatial_merge_size", 1)
+
+
 def _image_token_id(cfg: Any) -> Optional[int]:
     for k in ("image_token_id", "image_token_index", "image_token"):
         v = cfg.__dict__.get(k)
@@ -629,11 +669,7 @@ def _vlm_variants(model: Any, cfg: Any, params: set, batch: int, seq: int, g: An
     ch = ch if isinstance(ch, int) and 0 < ch <= 16 else 3
     cands: list[tuple[str, dict]] = []
     if "image_grid_thw" in params:
-        p = vc.__dict__.get("patch_size") or 14
-        p = p[0] if isinstance(p, (list, tuple)) else p
-        t = vc.__dict__.get("temporal_patch_size") or 1
-        t = t[0] if isinstance(t, (list, tuple)) else t
-        m = vc.__dict__.get("spatial_merge_size") or 1
+        p, t, m = _patch_geometry(vc)
         gh = gw = 2 * m
         grid = torch.tensor([[1, gh, gw]] * batch)
         cands.append(("grid", {"pixel_values": torch.randn(batch * gh * gw, ch * t * p * p, generator=g),
