@@ -137,12 +137,18 @@ def child(row: str, arm: str, data: str) -> dict:
     torch._dynamo.reset()
     compiled = torch.compile(model, backend=lambda gm, ex: gm.forward, fullgraph=False)
     couts, ceffects = [], []
-    with torch.no_grad():
-        for x in inputs:
-            torch.manual_seed(0)
-            with E.SideEffects() as se:
-                couts.append(E.flatten(compiled(*x)))
-            ceffects.append(se.record())
+    try:
+        with torch.no_grad():
+            for x in inputs:
+                torch.manual_seed(0)
+                with E.SideEffects() as se:
+                    couts.append(E.flatten(compiled(*x)))
+                ceffects.append(se.record())
+    except Exception as e:  # noqa: BLE001 - the arm's own failure (e.g. a switch's runtime assert)
+        torch._dynamo.reset()
+        rec.update(status="compile_error", error=C.short_error(e), error_site=C.error_site(e),
+                   note="the compiled model raised where the eager model ran")
+        return rec
     torch._dynamo.reset()
     del compiled
     own = _merge([E.compare(a, b) for a, b in zip(outs, couts)])
@@ -164,9 +170,14 @@ def child(row: str, arm: str, data: str) -> dict:
                           and o["side_effects"]["identical"])
         rec["outputs"] = o
     t0 = time.perf_counter()
-    with torch.no_grad():
-        torch.manual_seed(0)
-        rep = explain(model, *inputs[0])
+    try:
+        with torch.no_grad():
+            torch.manual_seed(0)
+            rep = explain(model, *inputs[0])
+    except Exception as e:  # noqa: BLE001
+        rec.update(status="compile_error", error=C.short_error(e), error_site=C.error_site(e),
+                   note="counting: the compiled model raised")
+        return rec
     rec["compile_s"] = round(time.perf_counter() - t0, 3)
     rec.update(C.summarize_report(rep))
     # sites relative to the package root, as for site-packages
@@ -199,6 +210,8 @@ def run_child(row: str, arm: str, data: str, timeout: float) -> dict:
 
 
 def verdict(rec: dict, orig: Optional[dict]) -> str:
+    if rec.get("status") == "compile_error":
+        return f"compiled raises: {str(rec.get('error'))[:80]}"
     if rec.get("status") != "ok":
         return rec.get("status", "?")
     if rec["arm"] == "original":
@@ -228,6 +241,8 @@ def render(doc: dict) -> str:
                     verd.append(f"{a}: {v}")
             else:
                 cells.append(f"{(r.get('status') or '-'):>15}")
+                if r.get("status") == "compile_error":
+                    verd.append(f"{a}: {r.get('verdict')}")
         ps = "-" if p[0] is None else f"{p[0]}>{p[1]}"
         lines.append(f"{row:14} {ps:>7} " + " ".join(f"{c:>15}" for c in cells) + "  "
                      + ("; ".join(verd) or "identical"))
