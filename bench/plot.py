@@ -175,7 +175,7 @@ def plot_arms(doc: dict, out: str) -> None:
     title = "Graph-break events per arm"
     if isinstance(doc.get("modes"), dict):
         title += (" on the survey's breaking pairs (pairs each arm and the original both ran)"
-                  + (f"\n{meta['note']}" if meta.get("note") else ""))
+                  + ("\n" + "\n".join(__import__("textwrap").wrap(meta["note"], 100)) if meta.get("note") else ""))
     else:
         title += " (torchvision rows, CPU, random weights)"
     ax.set_title(title, fontsize=10)
