@@ -246,7 +246,10 @@ def render(doc: dict) -> str:
         ps = "-" if p[0] is None else f"{p[0]}>{p[1]}"
         lines.append(f"{row:14} {ps:>7} " + " ".join(f"{c:>15}" for c in cells) + "  "
                      + ("; ".join(verd) or "identical"))
-    lines.append(f"{'TOTAL':14} {'':>7} " + " ".join(f"{tot[a]:>15}" for a in arms))
+    # an arm with a row that did not count has no comparable total
+    bad = {a: sum((by.get(a) or {}).get("status") != "ok" for by in doc["rows"].values()) for a in arms}
+    lines.append(f"{'TOTAL':14} {'':>7} " + " ".join(
+        f"{(str(tot[a]) if not bad[a] else f'{tot[a]}+{bad[a]} n/a'):>15}" for a in arms))
     lines += ["", "break types (original arm): " + "; ".join(
         f"{row}: " + ", ".join(f"{x.get('gb_type')} x{x.get('count')}" for x in (by.get('original') or {}).get(
             'reasons', [])[:4]) for row, by in doc["rows"].items() if (by.get("original") or {}).get("reasons"))]

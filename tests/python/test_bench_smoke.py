@@ -474,6 +474,11 @@ def test_table2_vision_rows_and_render():
     txt = T.render(doc)
     assert "fcos" in txt and "switches: arm-compile-difference" in txt
     assert [ln for ln in txt.splitlines() if ln.startswith("TOTAL")][0].split()[1:] == ["4", "1"]
+    doc["rows"]["fcos"]["switches"] = {"status": "compile_error", "error": "RuntimeError: assert",
+                                       "verdict": "compiled raises: RuntimeError: assert"}
+    txt = T.render(doc)
+    assert [ln for ln in txt.splitlines() if ln.startswith("TOTAL")][0].split()[1:] == ["4", "0+1", "n/a"]
+    assert "switches: compiled raises" in txt
 
 
 def test_table2_vision_model_runs_where_torchvision_imports():
