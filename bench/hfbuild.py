@@ -134,6 +134,124 @@ def _remap_token_ids(cfg: Any, notes: list) -> None:
                 _set(c, k, type(val)(new_id(i) if isinstance(i, int) and i >= vmin else i for i in val), notes)
 
 
+
+PATTERN_KEYS = ("layer_types", "mlp_layer_types", "attention_layers", "block_types", "layers_block_type",
+                "hybrid_override_pattern", "sliding_window_pattern_list", "layers_types")
+INDEX_LIST_KEYS = ("full_attn_idxs", "moe_layers", "attn_layer_indices", "global_attn_layers")
+
+
+def _kinds_pattern(v: Any, n: int) -> Any:
+    """The shortest pattern of at least ``n`` layers with every distinct
+    kind of ``v`` in order of first appearance (padded with the first)."""
+    seq = list(v)
+    kinds: list = []
+    for x in seq:
+        if x not in kinds:
+            kinds.append(x)
+    out = kinds + [seq[0]] * max(0, n - len(kinds))
+    if isinstance(v, str):
+        return "".join(out)
+    return type(v)(out)
+
+
+def _shrink_layer_patterns(cfg: Any, notes: list) -> None:
+    d = cfg.__dict__
+    layer_key = next((k for k in ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "decoder_layers")
+                      if isinstance(d.get(k), int) and not isinstance(d.get(k), bool)), None)
+    nl = d.get(layer_key) if layer_key else None
+    if not isinstance(nl, int):
+        return
+    longest = nl
+    for k in PATTERN_KEYS:
+        v = d.get(k)
+        if isinstance(v, (list, tuple, str)) and len(v) > nl:
+            new = _kinds_pattern(v, nl)
+            _set(cfg, k, new, notes)
+            longest = max(longest, len(new))
+    if longest > nl:
+        _set(cfg, layer_key, longest, notes)
+        nl = longest
+        for k in PATTERN_KEYS:  # the other patterns: the same length
+            v = d.get(k)
+            if isinstance(v, (list, tuple, str)) and 0 < len(v) < nl:
+                _set(cfg, k, v + (v[-1:] * (nl - len(v))), notes)
+    for k in INDEX_LIST_KEYS:
+        v = d.get(k)
+        if isinstance(v, (list, tuple)) and v and all(isinstance(i, int) for i in v) and max(v) >= nl:
+            kept = [i for i in v if i < nl] or [nl - 1]
+            _set(cfg, k, type(v)(kept), notes)
+    # "every P-th layer from offset O" (Jamba's attention and expert layers)
+    for k in list(d):
+        if k.endswith("_period") and isinstance(d[k], int) and d[k] > nl:
+            off = k[: -len("_period")] + "_offset"
+            _set(cfg, k, nl, notes)
+            if isinstance(d.get(off), int) and d[off] >= nl:
+                _set(cfg, off, nl - 1, notes)
+        if k.endswith("_offset") and isinstance(d[k], int) and not isinstance(d[k], bool) and d[k] >= nl and \
+                isinstance(d.get(k[: -len("_offset")] + "_period"), int):
+            _set(cfg, k, nl - 1, notes)
+
+
+def _tie_widths(cfg: Any, notes: list) -> None:
+    """Widths one sub-config must share with another after shrinking: the
+    vision tower's output width is the text model's hidden size."""
+    tc, vc = cfg.__dict__.get("text_config"), cfg.__dict__.get("vision_config")
+    # a bridge reading the vision tower (BLIP-2's Q-Former): its cross-attention width
+    if _is_config(vc) and isinstance(vc.__dict__.get("hidden_size"), int):
+        for k, sub in list(cfg.__dict__.items()):
+            if _is_config(sub) and sub is not vc and sub is not tc and isinstance(
+                    sub.__dict__.get("encoder_hidden_size"), int) and sub.encoder_hidden_size != vc.hidden_size:
+                _set(sub, "encoder_hidden_size", vc.hidden_size, notes)
+    # group norms: the group count divides every shrunk width
+    for c in _flat_cfgs(cfg):
+        widths = [w for k in ("hidden_sizes", "embedding_size", "hidden_size", "embed_dims", "channels")
+                  for w in ((c.__dict__.get(k),) if isinstance(c.__dict__.get(k), int) else (c.__dict__.get(k) or ()))
+                  if isinstance(w, int) and not isinstance(w, bool) and w > 0]
+        for k in ("num_groups", "num_norm_groups", "norm_num_groups", "group_norm_groups"):
+            gv = c.__dict__.get(k)
+            if isinstance(gv, int) and not isinstance(gv, bool) and gv > 1 and widths and \
+                    any(w % gv for w in widths):
+                _set(c, k, math.gcd(gv, *widths), notes)
+    if _is_config(tc) and _is_config(vc):
+        H = tc.__dict__.get("hidden_size") or tc.__dict__.get("d_model")
+        keys = ("out_hidden_size", "text_hidden_size") + (("projection_dim",) if _image_token_id(cfg) is not None
+                                                           else ())
+        for k in keys:
+            if isinstance(vc.__dict__.get(k), int) and isinstance(H, int) and vc.__dict__[k] != H:
+                _set(vc, k, H, notes)
+
+
+def repair_config(cfg: Any, notes: list, depth: int = 0) -> None:
+    """Generic repairs of default configs that cannot build offline:
+    a timm backbone (timm is not installed) becomes a small ResNet backbone
+    with the same outputs; time-series configs get a prediction length."""
+    import importlib.util
+
+    if depth > 4:
+        return
+    d = cfg.__dict__
+    for k, v in list(d.items()):
+        if _is_config(v):
+            if getattr(v, "model_type", None) == "timm_backbone" and importlib.util.find_spec("timm") is None:
+                from transformers import ResNetConfig
+
+                idx = [i for i in (getattr(v, "out_indices", None) or (4,)) if isinstance(i, int) and 0 < i <= 4] \
+                    or [4]
+                nc = getattr(v, "num_channels", 3)
+                setattr(cfg, k, ResNetConfig(num_channels=nc, embedding_size=16, hidden_sizes=[16, 32, 64, 128],
+                                             depths=[1, 1, 1, 1], layer_type="basic", out_indices=idx))
+                notes.append(f"{k}:timm->resnet(out {idx})")
+            else:
+                repair_config(v, notes, depth + 1)
+    for k in ("use_timm_backbone", "use_pretrained_backbone"):
+        if d.get(k) is True:
+            _set(cfg, k, False, notes)
+    if "prediction_length" in d and d.get("prediction_length") is None:
+        _set(cfg, "prediction_length", 8, notes)
+    if "context_length" in d and d.get("context_length") is None:
+        _set(cfg, "context_length", 16, notes)
+
+
 def shrink_config(cfg: Any, notes: Optional[list] = None, depth: int = 0) -> list:
     """Shrink ``cfg`` in place (and its sub-configs); return notes of changes."""
     notes = [] if notes is None else notes
@@ -153,15 +271,10 @@ def shrink_config(cfg: Any, notes: Optional[list] = None, depth: int = 0) -> lis
         v = d[k]
         if k in LAYER_KEYS and isinstance(v, int) and not isinstance(v, bool) and v > TARGET_LAYERS:
             _set(cfg, k, TARGET_LAYERS, notes)
-    # lists tied to the layer count
-    nl = _get(cfg, "num_hidden_layers")
-    for k in ("layer_types", "mlp_layer_types", "attention_layers", "block_types", "layers_block_type",
-              "hybrid_override_pattern", "sliding_window_pattern_list", "full_attn_idxs", "moe_layers"):
-        v = _get(cfg, k)
-        if isinstance(v, (list, tuple)) and isinstance(nl, int) and len(v) > nl:
-            _set(cfg, k, type(v)(v[:nl]), notes)
-        elif isinstance(v, str) and isinstance(nl, int) and len(v) > nl:
-            _set(cfg, k, v[:nl], notes)
+    # lists tied to the layer count: keep one layer of every kind the full
+    # pattern has (a hybrid model cut to its first two layers may have no
+    # attention layer left, and its cache then has nothing to measure)
+    _shrink_layer_patterns(cfg, notes)
 
     # stage lists (Swin, ResNet, ConvNeXt, PVT, ...): keep the number of stages
     depths = _get(cfg, "depths")
@@ -366,6 +479,14 @@ def input_variants(model: Any, batch: int = 2, seq: int = 32, seed: int = 0) -> 
             text["attention_mask"] = torch.ones(batch, seq, dtype=torch.long)
     if getattr(cfg, "is_encoder_decoder", False) and "decoder_input_ids" in params:
         text["decoder_input_ids"] = ids(seq // 2)
+    if text:
+        # second text streams (InstructBLIP's Q-Former prompt, ...)
+        for p_ in sorted(params):
+            if p_.endswith("_input_ids") and p_ not in text and p_ not in ("decoder_input_ids", "labels"):
+                text[p_] = ids()
+                mask = p_[: -len("input_ids")] + "attention_mask"
+                if mask in params:
+                    text[mask] = torch.ones(batch, seq, dtype=torch.long)
 
     variants: list[tuple[str, dict]] = []
     h, w = _image_hw(cfg)
@@ -389,16 +510,198 @@ def input_variants(model: Any, batch: int = 2, seq: int = 32, seed: int = 0) -> 
     if "input_values" in params:
         af = {k: v for k, v in text.items() if k == "decoder_input_ids"}
         variants.append(("waveform", {**af, "input_values": torch.randn(batch, 4000, generator=g)}))
+    if "input_values" in params:
+        # (B, channels, T): neural audio codecs (Encodec, DAC, ...)
+        ac = _first_attr(cfg, ("audio_channels", "num_channels", "in_channels"), 1)
+        ac = ac if isinstance(ac, int) and 0 < ac <= 8 else 1
+        af = {k: v for k, v in text.items() if k == "decoder_input_ids"}
+        variants.append(("waveform(B,C,T)", {**af, "input_values": torch.randn(batch, ac, 4000, generator=g)}))
+    if "bbox" in params and text:
+        variants.insert(0, ("text+bbox", {**text, "bbox": _boxes(cfg, batch, seq, g)}))
+        if "pixel_values" in params:
+            pix = {"pixel_values": torch.randn(batch, ch, h, w, generator=g)}
+            variants.insert(0, ("text+bbox+image", {**text, "bbox": _boxes(cfg, batch, seq, g), **pix}))
+    if "past_values" in params:
+        variants[:0] = _time_series_variants(model, cfg, params, batch, g)
+    if "hidden_states" in params and "grid_thw" in params:
+        # a Qwen-VL-style vision tower on its own: flattened patches and their grid
+        p_, t_, m_ = _patch_geometry(cfg)
+        gh = gw = 2 * m_
+        variants.insert(0, ("vision patches+grid_thw", {
+            "hidden_states": torch.randn(batch * gh * gw, ch * t_ * p_ * p_, generator=g),
+            "grid_thw": torch.tensor([[1, gh, gw]] * batch)}))
+    if text and "pixel_values" in params:
+        variants[:0] = _vlm_variants(model, cfg, params, batch, seq, g, ids, text)
     if text:
         variants.append(("text", text))
-    if main not in ("input_ids", "pixel_values", "input_features", "input_values") and main in params:
+    if main not in ("input_ids", "pixel_values", "input_features", "input_values", "past_values") \
+            and main in params:
         # a modality we do not model: try a float tensor shaped like text
         variants.append((f"{main}(float)", {main: torch.randn(batch, seq, generator=g)}))
     # order: the model's main input first
     def rank(v: tuple[str, dict]) -> int:
         return 0 if main in v[1] else 1
     variants.sort(key=rank)
+    if "use_cache" in params:
+        # fallbacks: models whose cache cannot be built for this config (a
+        # hybrid model with linear-attention layers only asks the cache for
+        # its length) run without one
+        variants += [(f"{lab}+use_cache=False", {**v, "use_cache": False}) for lab, v in list(variants)]
     return variants
+
+
+def _boxes(cfg: Any, batch: int, seq: int, g: Any) -> Any:
+    """Valid ``bbox`` tensors (x0 <= x1, y0 <= y1) inside the 2-D position tables."""
+    import torch
+
+    hi = _first_attr(cfg, ("max_2d_position_embeddings",), 1024)
+    hi = hi if isinstance(hi, int) and hi > 1 else 1024
+    a = torch.randint(0, hi, (batch, seq, 2, 2), generator=g)
+    lo, up = a.min(dim=2).values, a.max(dim=2).values
+    return torch.stack([lo[..., 0], lo[..., 1], up[..., 0], up[..., 1]], dim=-1)
+
+
+def _time_series_variants(model: Any, cfg: Any, params: set, batch: int, g: Any) -> list:
+    """past_values / past_time_features / past_observed_mask (and the future
+    ones) shaped from the config: context length plus the largest lag."""
+    import torch
+
+    ctx_len = _first_attr(cfg, ("context_length", "sequence_length", "input_size_len"), 32)
+    ctx_len = ctx_len if isinstance(ctx_len, int) and ctx_len > 0 else 32
+    lags = _first_attr(cfg, ("lags_sequence",), None)
+    past = ctx_len + (max(lags) if isinstance(lags, (list, tuple)) and lags else 0)
+    pred = _first_attr(cfg, ("prediction_length",), 8)
+    pred = pred if isinstance(pred, int) and pred > 0 else 8
+    nin = _first_attr(cfg, ("num_input_channels", "input_size", "num_channels"), 1)
+    nin = nin if isinstance(nin, int) and nin > 0 else 1
+    ntf = _first_attr(cfg, ("num_time_features",), 0)
+    ntf = ntf if isinstance(ntf, int) and ntf >= 0 else 0
+    if isinstance(_first_attr(cfg, ("num_dynamic_real_features",), 0), int):
+        ntf += _first_attr(cfg, ("num_dynamic_real_features",), 0)
+    out = []
+    for shape_kind in ("(B,T)", "(B,T,C)"):
+        if shape_kind == "(B,T)" and nin != 1:
+            continue
+        pv = torch.randn(batch, past, *(() if shape_kind == "(B,T)" else (nin,)), generator=g)
+        x: dict = {"past_values": pv}
+        if "past_time_features" in params:
+            x["past_time_features"] = torch.randn(batch, past, max(ntf, 1), generator=g)
+        if "past_observed_mask" in params:
+            x["past_observed_mask"] = torch.ones_like(pv)
+        if "future_time_features" in params:
+            x["future_time_features"] = torch.randn(batch, pred, max(ntf, 1), generator=g)
+        fut = dict(x)
+        if "future_values" in params:
+            fut["future_values"] = torch.randn(batch, pred, *pv.shape[2:], generator=g)
+        nsc = _first_attr(cfg, ("num_static_categorical_features",), 0)
+        if isinstance(nsc, int) and nsc > 0 and "static_categorical_features" in params:
+            card = _first_attr(cfg, ("cardinality",), [1]) or [1]
+            fut["static_categorical_features"] = torch.zeros(batch, nsc, dtype=torch.long)
+            x["static_categorical_features"] = fut["static_categorical_features"]
+            _ = card
+        nsr = _first_attr(cfg, ("num_static_real_features",), 0)
+        if isinstance(nsr, int) and nsr > 0 and "static_real_features" in params:
+            fut["static_real_features"] = x["static_real_features"] = torch.randn(batch, nsr, generator=g)
+        out += [(f"time-series{shape_kind}+future", fut), (f"time-series{shape_kind}", x)]
+    return out
+
+
+def _patch_geometry(vc: Any) -> tuple[int, int, int]:
+    """(patch size, temporal patch size, spatial merge size) of a vision config."""
+    def one(k: str, default: int) -> int:
+        v = vc.__dict__.get(k) or default
+        v = v[0] if isinstance(v, (list, tuple)) else v
+        return v if isinstance(v, int) and v > 0 else default
+    return one("patch_size", 14), one("temporal_patch_size", 1), one("spatial_merge_size", 1)
+
+
+def _image_token_id(cfg: Any) -> Optional[int]:
+    for k in ("image_token_id", "image_token_index", "image_token"):
+        v = cfg.__dict__.get(k)
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+            return v
+    for c in _flat_cfgs(cfg)[1:]:
+        v = c.__dict__.get("image_token_id")
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+            return v
+    return None
+
+
+def _count_image_features(model: Any, kw: dict) -> Optional[int]:
+    """Image feature tokens per image, asked of the model itself
+    (``get_image_features``), or None."""
+    import torch
+
+    for owner in (model, getattr(model, "model", None)):
+        fn = getattr(owner, "get_image_features", None)
+        if fn is None:
+            continue
+        try:
+            sig = set(inspect.signature(fn).parameters)
+            with torch.no_grad():
+                feats = fn(**{k: v for k, v in kw.items() if k in sig})
+        except Exception:  # noqa: BLE001
+            continue
+        for attr in ("pooler_output", "image_embeds", "last_hidden_state"):
+            if hasattr(feats, attr) and getattr(feats, attr) is not None and not torch.is_tensor(feats):
+                feats = getattr(feats, attr)
+                break
+        if isinstance(feats, (list, tuple)) and feats and all(torch.is_tensor(f) for f in feats):
+            return int(sum(f.reshape(-1, f.shape[-1]).shape[0] for f in feats))
+        if torch.is_tensor(feats) and feats.dim() >= 2:
+            return int(feats.reshape(-1, feats.shape[-1]).shape[0])
+    return None
+
+
+def _vlm_variants(model: Any, cfg: Any, params: set, batch: int, seq: int, g: Any, ids: Any, text: dict) -> list:
+    """Vision-language inputs: pixel values at the vision config's size (or
+    Qwen-VL-style flattened patches with ``image_grid_thw``), and as many
+    image placeholder tokens in the ids as the model makes image features
+    (counted by the model's own ``get_image_features``)."""
+    import torch
+
+    tok = _image_token_id(cfg)
+    if tok is None:
+        return []
+    vc = cfg.__dict__.get("vision_config")
+    vc = vc if _is_config(vc) else cfg
+    ch = vc.__dict__.get("num_channels") or vc.__dict__.get("in_channels") or vc.__dict__.get("in_chans") or 3
+    ch = ch if isinstance(ch, int) and 0 < ch <= 16 else 3
+    cands: list[tuple[str, dict]] = []
+    if "image_grid_thw" in params:
+        p, t, m = _patch_geometry(vc)
+        gh = gw = 2 * m
+        grid = torch.tensor([[1, gh, gw]] * batch)
+        cands.append(("grid", {"pixel_values": torch.randn(batch * gh * gw, ch * t * p * p, generator=g),
+                               "image_grid_thw": grid}))
+    else:
+        h, w = _image_hw(vc if vc is not cfg else cfg)
+        pv = torch.randn(batch, ch, h, w, generator=g)
+        cands.append(("(B,C,H,W)", {"pixel_values": pv}))
+        if "image_sizes" in params:  # LLaVA-NeXT, Pixtral, Mistral3: (height, width) per image
+            cands.append(("(B,C,H,W)+sizes", {"pixel_values": pv, "image_sizes": torch.tensor([[h, w]] * batch)}))
+        cands.append(("(B,1,C,H,W)", {"pixel_values": pv[:, None]}))
+    out = []
+    for lab, kw in cands:
+        if "pixel_attention_mask" in params and kw["pixel_values"].dim() >= 4:
+            shp = kw["pixel_values"].shape
+            kw = dict(kw, pixel_attention_mask=torch.ones(*shp[:-3], *shp[-2:], dtype=torch.bool))
+        n = _count_image_features(model, kw)
+        if not n or n % batch:
+            continue
+        per = n // batch
+        L = max(seq, per + 8)
+        x = dict(text)
+        x["input_ids"] = ids(L)
+        x["input_ids"][:, 2:2 + per] = tok
+        if "attention_mask" in x:
+            x["attention_mask"] = torch.ones(batch, L, dtype=torch.long)
+        if "token_type_ids" in params:
+            x["token_type_ids"] = torch.zeros(batch, L, dtype=torch.long)
+        if "mm_token_type_ids" in params:
+            x["mm_token_type_ids"] = (x["input_ids"] == tok).long()
+        out.append((f"text+image{lab}+{per} image tokens", {**x, **kw}))
+    return out
 
 
 def describe_inputs(inputs: dict) -> dict:
@@ -421,7 +724,10 @@ def build(cls: Any, seed: int = 0) -> tuple[Any, list]:
     if cfg_cls is None:
         raise RuntimeError("no config_class")
     cfg = cfg_cls()
-    notes = shrink_config(cfg)
+    notes: list = []
+    repair_config(cfg, notes)
+    shrink_config(cfg, notes)
+    _tie_widths(cfg, notes)
     torch.manual_seed(seed)
     model = cls(cfg)
     model.to(torch.float32)

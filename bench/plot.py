@@ -9,6 +9,13 @@ paper's counts as markers) and the cold-start and steady-state speedups
 With --safe-counts (a counting run with the safe fixes only) and a main run
 made with --unsafe-fixes, the "after" bars show both.
 
+Given an arms summary instead (bench/results/survey_arms.summary.json from
+``bench/survey.py --arms``, or a bench/table2_vision.py JSON), it plots the
+break events per arm: one group of bars per mode (survey) or per model
+(torchvision rows):
+
+  python bench/plot.py bench/results/survey_arms.summary.json -o bench/results/survey_arms.png
+
 Needs matplotlib (in the main .venv: requirements/dev.txt).
 """
 
@@ -124,6 +131,65 @@ def plot(doc: dict, out: str, safe: Optional[dict] = None) -> None:
     plt.close(fig)
 
 
+ARM_COLORS = {"original": "#c0504d", "switches": "#f79646", "safe": "#95b3d7", "unsafe": "#4f81bd",
+              "safe+switches": "#8064a2", "nested": "#9bbb59"}
+
+
+def is_arms_doc(doc: dict) -> bool:
+    return isinstance(doc.get("arms"), list) and (isinstance(doc.get("modes"), dict)
+                                                   or isinstance(doc.get("rows"), dict))
+
+
+def arms_series(doc: dict) -> tuple[list[str], list[str], dict]:
+    """(groups, arms, {arm: [break events per group]}) of an arms summary
+    (survey: groups are modes) or a table2_vision result (groups are rows)."""
+    arms = list(doc["arms"])
+    if isinstance(doc.get("modes"), dict):
+        groups = list(doc["modes"])
+        vals = {a: [doc["modes"][g]["arms"].get(a, {}).get("break_events") for g in groups] for a in arms}
+    else:
+        groups = list(doc["rows"])
+        vals = {a: [((doc["rows"][g].get(a) or {}).get("break_events")
+                     if (doc["rows"][g].get(a) or {}).get("status") == "ok" else None) for g in groups]
+                for a in arms}
+    return groups, arms, vals
+
+
+def plot_arms(doc: dict, out: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups, arms, vals = arms_series(doc)
+    n, k = len(groups), len(arms)
+    w = 0.8 / max(k, 1)
+    fig, ax = plt.subplots(figsize=(max(7, 1.2 * n * k / 3 + 3), 4.8))
+    for j, a in enumerate(arms):
+        xs = [i - 0.4 + w * (j + 0.5) for i in range(n)]
+        ys = [v or 0 for v in vals[a]]
+        ax.bar(xs, ys, w, label=a, color=ARM_COLORS.get(a))
+        for xx, v in zip(xs, vals[a]):
+            ax.text(xx, (v or 0) + 0.2, "n/a" if v is None else str(v), ha="center", fontsize=7)
+    meta = doc.get("meta") or {}
+    title = "Graph-break events per arm"
+    if isinstance(doc.get("modes"), dict):
+        title += (" on the survey's breaking pairs (pairs each arm and the original both ran)"
+                  + ("\n" + "\n".join(__import__("textwrap").wrap(meta["note"], 100)) if meta.get("note") else ""))
+    else:
+        title += " (torchvision rows, CPU, random weights)"
+    ax.set_title(title, fontsize=10)
+    ax.set_ylabel("break events")
+    ax.set_xticks(list(range(n)))
+    ax.set_xticklabels(groups, rotation=0 if n < 5 else 30, ha="center" if n < 5 else "right", fontsize=9)
+    ax.legend(fontsize=8, ncol=3)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("json", nargs="?", default=DEFAULT_IN)
@@ -132,6 +198,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     a = p.parse_args(argv)
     with open(a.json, encoding="utf-8") as f:
         doc = json.load(f)
+    if is_arms_doc(doc):
+        plot_arms(doc, a.out)
+        print(f"plot: {a.out}", file=sys.stderr)
+        return 0
     safe = None
     if a.safe_counts:
         with open(a.safe_counts, encoding="utf-8") as f:

@@ -16,6 +16,20 @@ interrupted and resumed.  ``--summary`` writes the markdown summary.
   python bench/survey.py --summary                # just rewrite the summary
   python bench/survey.py --mended                 # re-run the breaking classes with graphmend's hook
 
+``--arms`` (bench/arms.py) takes the same breaking pairs and runs each
+under every arm, each arm in its own interpreter: ``original``,
+``switches`` (``capture_scalar_outputs`` + ``capture_dynamic_output_shape_ops``),
+``safe``, ``unsafe``, ``safe+switches`` and ``nested``
+(``nested_graph_breaks``); outputs and side effects are compared with an
+eager reference run of the original code.  Records per (class, mode, arm)
+go to ``survey_arms.jsonl`` as each arm finishes (a rerun continues; with
+``--retry-failed`` it reruns what did not run); ``survey_arms.md`` and
+``survey_arms.summary.json`` hold the tables (``--arms --summary`` rewrites
+them).
+
+  python bench/survey.py --arms                         # every arm
+  python bench/survey.py --arms original,switches,safe --every 5
+
 ``--mended`` reads the survey JSONL, takes every (class, mode) that broke,
 and runs it twice more, each phase in its own interpreter: ``original``
 (transformers as installed: the eager outputs, stdout, log records and
@@ -338,11 +352,13 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
             del compiled
             stage = "eager"
             model = fresh(sd, train)
-            cmp_e = []
+            cmp_e, own = [], []
             with ctx():
                 for i, x in enumerate(inputs):
                     torch.manual_seed(0)
-                    cmp_e.append(E.compare(ref["outputs"][i], E.flatten(model(**x))))
+                    y = E.flatten(model(**x))
+                    cmp_e.append(E.compare(ref["outputs"][i], y))
+                    own.append(E.compare(y, couts[i]))
             se_cmp = E.compare_side_effects(ref["effects"], effects)
             # counted as the survey counts: a fresh model, one eager eval
             # forward (the survey's input choice), in train mode one eager
@@ -367,6 +383,10 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
                 else None,
                 "control_original_compiled_vs_eager": ref.get("control"),
                 "eager_vs_original_eager": _merge_cmp(cmp_e),
+                # this phase's compiled model against its own eager run: where
+                # they differ the difference is this arm's (the switches are
+                # known to diverge sometimes), whatever graphmend does
+                "compiled_vs_own_eager": _merge_cmp(own),
                 "side_effects": se_cmp,
                 "inputs": len(inputs),
             }
@@ -393,6 +413,8 @@ def run_mended_phase(args: argparse.Namespace) -> int:
     phase = args._mended_phase
     if phase == "mended":
         _install_hook()
+    elif phase.startswith("arm:"):
+        setup_arm(phase[4:])
     preload(warm=not args.no_warm)
     import _equiv  # noqa: F401
     tasks = ((n, (lambda emit, n=n, ms=ms: mended_phase_child(n, ms, phase, spec["work"], spec["labels"], emit,
@@ -488,6 +510,108 @@ def run_mended(args: argparse.Namespace) -> int:
     md = os.path.splitext(args.mended_out)[0] + ".md"
     write_mended_summary(merged, md, meta)
     print(f"survey --mended: done in {meta['wall_s']} s -> {args.mended_out}, {md}", file=sys.stderr)
+    if not args.keep_work:
+        import shutil
+
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+ARMS_OUT = os.path.join(C.RESULTS, "survey_arms.jsonl")
+ARMS_WORK = os.path.join(C.BENCH, ".cache", "survey_arms")
+
+
+def setup_arm(arm: str) -> None:
+    import arms as A
+
+    A.setup_arm(arm, packages=("transformers",))
+
+
+def _run_phase(phase: str, todo: list, labels: dict, work: str, args: argparse.Namespace, env: dict) -> dict:
+    import subprocess
+
+    raw = os.path.join(work, f"{phase.replace(':', '_').replace('+', '_')}.jsonl")
+    if os.path.exists(raw):
+        os.remove(raw)
+    if not todo:
+        return {}
+    spec_path = raw[:-6] + ".tasks.json"
+    with open(spec_path, "w", encoding="utf-8") as f:
+        json.dump({"tasks": todo, "labels": labels, "work": work, "out": raw}, f)
+    cmd = [sys.executable, os.path.abspath(__file__), "--_mended-phase", phase, "--tasks-file", spec_path,
+           "--jobs", str(args.jobs), "--timeout", str(args.timeout), "--seq", str(args.seq),
+           "--batch", str(args.batch)] + (["--no-warm"] if args.no_warm else []) + (["-v"] if args.verbose else [])
+    rc = subprocess.run(cmd, env=env, cwd=C.REPO).returncode
+    if rc != 0:
+        print(f"survey --arms: the {phase} phase exited {rc}", file=sys.stderr)
+    return {(r["class"], r["mode"]): r for r in C.read_jsonl(raw)}
+
+
+def run_arms(args: argparse.Namespace) -> int:
+    """Driver of --arms: the eager reference, then every arm, each phase in a
+    fresh interpreter; records per (class, mode, arm) are appended to
+    --arms-out as each arm finishes, so an interrupted run resumes."""
+    import arms as A
+
+    arm_list = A.parse_arms(args.arms)
+    md = os.path.splitext(args.arms_out)[0] + ".md"
+    if args.summary:  # only rewrite the tables from the records
+        old = os.path.splitext(args.arms_out)[0] + ".summary.json"
+        meta = json.load(open(old)).get("meta", {}) if os.path.exists(old) else {}
+        A.write(C.read_jsonl(args.arms_out), md, meta)
+        print(f"survey --arms: summary -> {md}", file=sys.stderr)
+        return 0
+    src = args.mended_from
+    tasks = mended_tasks(src, args.only)
+    if args.every > 1:
+        tasks = tasks[:: args.every]
+    if args.limit:
+        tasks = tasks[: args.limit]
+    prev = {(r.get("class"), r.get("mode")): r for r in C.read_jsonl(src)}
+    have = {(r["class"], r["mode"], r["arm"]): r for r in C.read_jsonl(args.arms_out)}
+    redo = (lambda r: r.get("status") != "ok") if args.retry_failed else (lambda r: False)
+    pending = {a: [(c, [m for m in ms if (c, m, a) not in have or redo(have[(c, m, a)])]) for c, ms in tasks]
+               for a in arm_list}
+    pending = {a: [(c, ms) for c, ms in t if ms] for a, t in pending.items()}
+    need = sorted({(c, m) for t in pending.values() for c, ms in t for m in ms})
+    labels = {c: prev[(c, m)].get("inputs") for c, m in need}
+    work = args.work or ARMS_WORK
+    os.makedirs(work, exist_ok=True)
+    env = C.without_source_tree(C.set_offline_env(dict(os.environ)))
+    t_start = time.time()
+    print(f"survey --arms: {len(tasks)} breaking classes from {src}; arms {','.join(arm_list)}; "
+          f"{sum(len(ms) for t in pending.values() for _, ms in t)} (class, mode, arm) to run -> {args.arms_out}",
+          file=sys.stderr, flush=True)
+    by_class: dict[str, list[str]] = {}
+    for c, m in need:
+        by_class.setdefault(c, []).append(m)
+    refs = _run_phase("original", sorted(by_class.items()), labels, work, args, env)
+    for a in arm_list:
+        todo = [(c, [m for m in ms if (refs.get((c, m)) or {}).get("status") == "ok"]) for c, ms in pending[a]]
+        got = _run_phase(f"arm:{a}", [(c, ms) for c, ms in todo if ms], labels, work, args, env)
+        recs = [A.merge_arm(prev[(c, m)], a, refs.get((c, m)), got.get((c, m))) for c, ms in pending[a] for m in ms]
+        C.append_jsonl(args.arms_out, recs)
+        n_ok = sum(r["status"] == "ok" for r in recs)
+        print(f"survey --arms: {a}: {n_ok}/{len(recs)} ran, "
+              f"{sum((r.get('counts') or {}).get('break_events') or 0 for r in recs)} break events",
+              file=sys.stderr, flush=True)
+    versions = {}
+    try:
+        import subprocess
+
+        r = subprocess.run([sys.executable, "-c", "import json,sys; sys.path.insert(0, %r); import _common as C; "
+                            "print(json.dumps(dict(C.versions(), graphmend_core=C.core_digest())))" % C.BENCH],
+                           capture_output=True, text=True, env=env)
+        versions = json.loads(r.stdout.strip().splitlines()[-1])
+    except Exception:  # noqa: BLE001
+        pass
+    meta = {"source": os.path.relpath(src, C.REPO), "argv": sys.argv[1:], "arms": arm_list,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t_start)),
+            "wall_s": round(time.time() - t_start, 1), "jobs": args.jobs, "timeout_s": args.timeout,
+            "versions": versions, "graphmend_commit": C.git_describe(), "fresh_inputs": N_FRESH,
+            "note": args.note}
+    A.write(C.read_jsonl(args.arms_out), md, meta)
+    print(f"survey --arms: done in {meta['wall_s']} s -> {args.arms_out}, {md}", file=sys.stderr)
     if not args.keep_work:
         import shutil
 
@@ -670,6 +794,8 @@ def run(args: argparse.Namespace) -> int:
     import transformers
 
     names = select(candidate_names(), args.only)
+    if args.every > 1:
+        names = names[:: args.every]
     if args.limit:
         names = names[: args.limit]
     modes = args.modes
@@ -780,6 +906,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--batch", type=int, default=2)
     p.add_argument("--seq", type=int, default=32)
     p.add_argument("--limit", type=int, default=0, help="first N selected classes only")
+    p.add_argument("--every", type=int, default=1, metavar="N",
+                   help="a sample: every N-th selected class (in name order), e.g. --every 10")
     p.add_argument("--retry-failed", action="store_true", help="rerun classes that timed out or crashed (with "
                    "--mended: rerun the pairs of --mended-out that did not run cleanly or regressed, keep the rest)")
     p.add_argument("--summary", action="store_true", help="only (re)write the markdown summary")
@@ -792,15 +920,24 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--mended-from", default=DEFAULT_OUT, help="survey JSONL to take the breaking pairs from")
     p.add_argument("--mended-out", default=MENDED_OUT, help="JSONL of the mended re-run (rewritten; the "
                    "markdown summary goes beside it)")
+    p.add_argument("--arms", nargs="?", const=",".join(["original", "switches", "safe", "unsafe", "safe+switches",
+                                                          "nested"]), default=None,
+                   help="re-run the breaking pairs of --mended-from under each arm (comma list; default all: "
+                   "original,switches,safe,unsafe,safe+switches,nested), each in a fresh interpreter")
+    p.add_argument("--arms-out", default=ARMS_OUT, help="JSONL of --arms (appended; resumable; the markdown and "
+                   "JSON summaries go beside it)")
+    p.add_argument("--note", default=None, help="a line for the --arms summary (e.g. 'sample: every 10th class')")
     p.add_argument("--work", default=None, help="scratch directory for --mended (default bench/.cache/survey_mended)")
     p.add_argument("--keep-work", action="store_true", help="keep the scratch data of --mended")
     p.add_argument("--_mended-phase", default=None, help=argparse.SUPPRESS)
     p.add_argument("--tasks-file", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.timeout is None:
-        args.timeout = 900.0 if (args.mended or args._mended_phase) else 180.0
+        args.timeout = 900.0 if (args.mended or args.arms or args._mended_phase) else 180.0
     if args._mended_phase:
         return run_mended_phase(args)
+    if args.arms:
+        return run_arms(args)
     if args.mended:
         return run_mended(args)
     bad = [m for m in args.modes if m not in ("eval", "train")]

@@ -50,6 +50,25 @@ log "building and installing graphmend into .venv"
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation \
   --no-deps .
 
+# torchvision for the Table 2 vision rows (bench/table2_vision.py): the
+# release that matches torch 2.13.0, with --no-deps so that it can never pull
+# a CUDA torch, into its own directory outside site-packages (transformers
+# imports torchvision whenever it can; the survey measures it without). PyPI's
+# wheel is built against the CUDA torch, so its C++ ops need two CUDA
+# libraries a CPU torch lacks: stubs for the CUDA entry points, never reached
+# on CPU tensors (scripts/torchvision_cpu_stubs.py; bench/_tv.py loads them).
+if [ "$want_bench" = 1 ]; then
+  tvdir=.venv/lib/torchvision-0.28.0
+  if [ ! -f "$tvdir/torchvision-0.28.0.dist-info/METADATA" ]; then
+    log "installing torchvision 0.28.0 into $tvdir (--no-deps, keeps torch 2.13.0)"
+    rm -rf "$tvdir"
+    .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps --target "$tvdir" torchvision==0.28.0
+  fi
+  PYTHONPATH="$tvdir" .venv/bin/python scripts/torchvision_cpu_stubs.py "$tvdir/cpu-stubs" >/dev/null
+  .venv/bin/python -c 'import sys; sys.path.insert(0, "bench"); import _tv; _tv.import_torchvision()' \
+    || log "warning: torchvision's ops do not load; bench/table2_vision.py will say why"
+fi
+
 if [ "$want_bench" = 1 ] && [ -f requirements/bench-tf452.txt ]; then
   if [ ! -x .venv-tf452/bin/python ]; then
     log "creating .venv-tf452 (transformers 4.52.4, the paper's version)"

@@ -297,3 +297,205 @@ def test_plot_writes_png(tmp_path):
                        capture_output=True, text=True, env=_env(), cwd=REPO)
     assert p.returncode == 0, p.stderr
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _bench_import(name):
+    sys.path.insert(0, BENCH)
+    try:
+        return __import__(name)
+    finally:
+        sys.path.remove(BENCH)
+
+
+def _arm_rec(cls, mode, arm, breaks, verdict="identical", sites=("m.py:1",), status="ok"):
+    if status != "ok":
+        return {"class": cls, "mode": mode, "arm": arm, "status": status, "error": "boom"}
+    return {"class": cls, "mode": mode, "arm": arm, "status": "ok", "verdict": verdict,
+            "counts": {"break_events": breaks, "skipped_frames": 0, "graphs": breaks + 1,
+                       "fully_traced": breaks == 0},
+            "reasons": [{"gb_type": "Unsupported Tensor.item() call", "count": breaks, "sites": list(sites)}]
+            if breaks else []}
+
+
+def test_arms_tables_are_consistent(tmp_path):
+    A = _bench_import("arms")
+    assert A.parse_arms("switches,safe") == ["original", "switches", "safe"]
+    with pytest.raises(ValueError):
+        A.parse_arms("original,bogus")
+    recs = [_arm_rec("A", "eval", "original", 3), _arm_rec("A", "eval", "switches", 0, "arm-compile-difference"),
+            _arm_rec("A", "eval", "safe", 1),
+            _arm_rec("B", "eval", "original", 2), _arm_rec("B", "eval", "switches", 2),
+            _arm_rec("B", "eval", "safe", 0, status="crash"),
+            # a superseded record (a retry) is replaced by the last one
+            _arm_rec("B", "eval", "safe", 9), _arm_rec("B", "eval", "safe", 2)]
+    s = A.write(recs, str(tmp_path / "arms.md"), {"source": "x", "fresh_inputs": 3})
+    e = s["modes"]["eval"]["arms"]
+    assert e["original"]["break_events"] == 5 and e["original"]["compared"] == 2
+    assert e["switches"]["break_events"] == 2 and e["switches"]["removed_frac"] == 0.6
+    assert e["safe"]["break_events"] == 3 and e["safe"]["original_break_events"] == 5
+    assert e["switches"]["break_free"] == 1 and e["switches"]["break_free_classes"] == ["A"]
+    assert e["switches"]["findings"] == ["A: arm-compile-difference"]
+    types = s["modes"]["eval"]["break_types"]["Unsupported Tensor.item() call"]
+    assert types == {"original": 5, "switches": 2, "safe": 3}
+    assert s["modes"]["eval"]["sites"]["m.py:1"]["original"] == 5
+    md = (tmp_path / "arms.md").read_text()
+    assert "| eval | switches | 2 | 2 | 2 | 2 | 60% |" in md
+    assert json.loads((tmp_path / "arms.summary.json").read_text())["arms"] == ["original", "switches", "safe"]
+    # verdicts: the arm's own compile differs vs Dynamo's pre-existing difference
+    ok = {"identical": True}
+    bad = {"identical": False}
+    assert A.verdict({"identical": True}, None) == "identical"
+    assert A.verdict({"identical": False, "eager_vs_original_eager": ok, "side_effects": ok,
+                      "compiled_vs_own_eager": bad}, {"identical": True}) == "arm-compile-difference"
+    assert A.verdict({"identical": False, "eager_vs_original_eager": ok, "side_effects": ok,
+                      "compiled_vs_original_compiled": ok, "compiled_vs_own_eager": bad}, bad) == "dynamo-difference"
+    assert A.verdict({"identical": False, "eager_vs_original_eager": bad, "side_effects": ok}, None) == "differs"
+
+
+def test_arms_setup_sets_dynamo_switches():
+    pytest.importorskip("torch")
+    code = ("import sys; sys.path.insert(0, %r); import arms; d = arms.setup_arm('safe+switches', packages=('nopkg_x',)); "
+            "import torch._dynamo.config as c; assert c.capture_scalar_outputs and c.capture_dynamic_output_shape_ops; "
+            "assert not c.nested_graph_breaks; import graphmend.hook as h; assert h.installed() is not None; "
+            "arms.setup_arm('nested'); assert c.nested_graph_breaks; print('ok')" % BENCH)
+    env = _env()
+    env.pop("PYTHONPATH", None)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    if "has no install" in p.stderr:
+        pytest.skip("this interpreter's graphmend has no import hook")
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-2000:]
+
+
+def test_survey_arms_one_breaking_class(tmp_path):
+    """--arms on a tiny breaking pair: the original arm breaks (XLM's
+    Tensor.item()), Dynamo's switches capture it, every arm gives the
+    original's eager outputs, and a rerun finds nothing to do."""
+    pytest.importorskip("transformers")
+    src = tmp_path / "survey.jsonl"
+    src.write_text(json.dumps({"class": "XLMModel", "mode": "eval", "status": "ok", "inputs": "text",
+                               "graphs": 2, "break_events": 1, "skipped_frames": 0, "fully_traced": False,
+                               "reasons": []}) + "\n")
+    out = tmp_path / "arms.jsonl"
+    cmd = [sys.executable, os.path.join(BENCH, "survey.py"), "--arms", "original,switches", "--mended-from",
+           str(src), "--arms-out", str(out), "--work", str(tmp_path / "work"), "--no-warm", "--timeout", "600"]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=_env(), cwd=REPO)
+    assert p.returncode == 0, p.stderr[-3000:]
+    recs = {r["arm"]: r for r in _read_jsonl(out)}
+    assert sorted(recs) == ["original", "switches"]
+    assert all(r["status"] == "ok" for r in recs.values()), recs
+    assert recs["original"]["counts"]["break_events"] >= 1
+    assert recs["switches"]["counts"]["break_events"] < recs["original"]["counts"]["break_events"]
+    assert all(r["verdict"] == "identical" for r in recs.values()), [r["outputs"] for r in recs.values()]
+    s = json.loads((tmp_path / "arms.summary.json").read_text())
+    assert s["modes"]["eval"]["arms"]["original"]["break_events"] == recs["original"]["counts"]["break_events"]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=_env(), cwd=REPO)
+    assert p.returncode == 0 and "0 (class, mode, arm) to run" in p.stderr, p.stderr[-2000:]
+    assert len(_read_jsonl(out)) == 2
+
+
+def test_hfbuild_keeps_every_layer_kind_and_repairs_configs():
+    pytest.importorskip("transformers")
+    H = _bench_import("hfbuild")
+    assert H._kinds_pattern(["mamba"] * 4 + ["attention"] + ["mamba"] * 3, 2) == ["mamba", "attention"]
+    assert H._kinds_pattern("MMM*MM-", 2) == "M*-"
+    assert H._kinds_pattern(["full"] * 6, 2) == ["full", "full"]
+    import transformers
+
+    # Jamba's attention layer sits at offset 4 of every 8: after shrinking
+    # there is still one, and the model runs with a cache
+    m, notes = H.build(transformers.JambaModel)
+    c = m.config
+    kinds = {c.layers_block_type[i] if hasattr(c, "layers_block_type") else None for i in range(c.num_hidden_layers)}
+    assert "attention" in kinds, (notes, kinds)
+    # DETR's default timm backbone (timm is not installed) becomes a ResNet
+    import importlib.util
+
+    if importlib.util.find_spec("timm") is None:
+        m, notes = H.build(transformers.DetrModel)
+        assert m.config.backbone_config.model_type == "resnet", notes
+        assert any("timm->resnet" in n for n in notes)
+
+
+def test_hfbuild_vlm_inputs_carry_image_tokens():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    H = _bench_import("hfbuild")
+    import transformers
+
+    m, _ = H.build(transformers.LlavaForConditionalGeneration)
+    m.eval()
+    label, x = H.input_variants(m)[0]
+    assert "image tokens" in label and x["pixel_values"].dim() == 4
+    n = int((x["input_ids"] == m.config.image_token_id).sum())
+    per = int(label.split("+")[-1].split()[0])
+    assert n == per * x["input_ids"].shape[0] > 0
+    # the model itself checks that image tokens and image features match
+    with torch.no_grad():
+        m(**x)
+    bad = dict(x, input_ids=x["input_ids"].clone())
+    bad["input_ids"][:, 2] = 5
+    with pytest.raises(Exception):
+        with torch.no_grad():
+            m(**bad)
+    # a layout model gets valid boxes
+    m, _ = H.build(transformers.LayoutLMModel)
+    label, x = H.input_variants(m)[0]
+    assert "bbox" in x and bool((x["bbox"][..., 2] >= x["bbox"][..., 0]).all())
+    # a time-series model gets its past values, time features and mask
+    m, _ = H.build(transformers.TimeSeriesTransformerModel)
+    label, x = H.input_variants(m)[0]
+    assert {"past_values", "past_time_features", "past_observed_mask"} <= set(x)
+
+
+def test_plot_arms_writes_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    doc = {"arms": ["original", "switches", "safe"], "modes": {
+        "eval": {"arms": {"original": {"break_events": 5}, "switches": {"break_events": 2},
+                          "safe": {"break_events": 3}}}}, "meta": {"note": "sample"}}
+    src = tmp_path / "arms.summary.json"
+    src.write_text(json.dumps(doc))
+    P = _bench_import("plot")
+    assert P.is_arms_doc(doc)
+    groups, arms, vals = P.arms_series(doc)
+    assert groups == ["eval"] and vals["switches"] == [2]
+    png = tmp_path / "arms.png"
+    p = subprocess.run([sys.executable, os.path.join(BENCH, "plot.py"), str(src), "-o", str(png)],
+                       capture_output=True, text=True, env=_env(), cwd=REPO)
+    assert p.returncode == 0, p.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_table2_vision_rows_and_render():
+    T = _bench_import("table2_vision")
+    assert set(T.ROWS) == {"fasterrcnn", "maskrcnn", "keypointrcnn", "retinanet", "ssd", "fcos", "googlenet",
+                           "inception_v3"}
+    doc = {"arms": ["original", "switches"], "versions": {"torch": "2.13.0+cpu", "torchvision": "0.28.0"},
+           "rows": {"fcos": {"original": {"status": "ok", "break_events": 4, "graphs": 5, "verdict":
+                                          "control identical", "reasons": [{"gb_type": "t", "count": 4}]},
+                             "switches": {"status": "ok", "break_events": 1, "graphs": 2,
+                                          "verdict": "arm-compile-difference"}}}}
+    txt = T.render(doc)
+    assert "fcos" in txt and "switches: arm-compile-difference" in txt
+    assert [ln for ln in txt.splitlines() if ln.startswith("TOTAL")][0].split()[1:] == ["4", "1"]
+    doc["rows"]["fcos"]["switches"] = {"status": "compile_error", "error": "RuntimeError: assert",
+                                       "verdict": "compiled raises: RuntimeError: assert"}
+    txt = T.render(doc)
+    assert [ln for ln in txt.splitlines() if ln.startswith("TOTAL")][0].split()[1:] == ["4", "0+1", "n/a"]
+    assert "switches: compiled raises" in txt
+
+
+def test_table2_vision_model_runs_where_torchvision_imports():
+    torch = pytest.importorskip("torch")
+    T = _bench_import("table2_vision")
+    tv_mod = _bench_import("_tv")
+    try:
+        tv_mod.import_torchvision()
+    except RuntimeError as e:
+        pytest.skip(str(e))
+    m = T.build("googlenet")
+    (x,) = T.make_inputs("cls224", 0)
+    with torch.no_grad():
+        y = m(x)
+    assert y.shape == (1, 1000)
+    (imgs,) = T.make_inputs("det", 1)
+    assert len(imgs) == 2 and imgs[0].shape != imgs[1].shape
