@@ -329,10 +329,13 @@ def _load_mended() -> None:
                            "(scripts/setup.sh)")
     # --unsafe-fixes (passed down in the environment): also the fixes graphmend
     # cannot prove invisible, e.g. GM104's speculated memo fills.
-    install(packages=["transformers"], unsafe=os.environ.get(UNSAFE_ENV) == "1")
+    regions = os.environ.get(REGIONS_ENV)  # unset: install()'s default
+    install(packages=["transformers"], unsafe=os.environ.get(UNSAFE_ENV) == "1",
+            **({"regions": regions} if regions else {}))
 
 
 UNSAFE_ENV = "GRAPHMEND_TABLE2_UNSAFE"
+REGIONS_ENV = "GRAPHMEND_TABLE2_REGIONS"  # --regions, passed down like UNSAFE_ENV
 
 
 LOADERS: dict[str, Callable[[], None]] = {"original": _load_original, "mended": _load_mended}
@@ -998,6 +1001,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--load", default=None, choices=sorted(LOADERS), help="one arm only (same as --arms LOAD)")
     p.add_argument("--unsafe-fixes", action="store_true", help="mended arm: install(unsafe=True), i.e. also "
                    "the fixes graphmend marks unsafe (graphmend check says which and why)")
+    p.add_argument("--regions", default=None, choices=["all", "package", "reachable"],
+                   help="mended arm: install(regions=...) (default: install()'s default, package)")
     p.add_argument("--timing", action="store_true", help="also time cold start and steady state (Inductor)")
     p.add_argument("--no-count", action="store_true", help="timing only (no counting, no output comparison)")
     p.add_argument("--reps", type=int, default=3, help="fresh processes per arm and mode for timing (ABBA order)")
@@ -1044,6 +1049,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         p.error(f"unknown row(s): {', '.join(unknown)}; known: {', '.join(ROW_BY_NAME)}")
     if "mended" in a.arms and "original" not in a.arms and not a.no_count:
         p.error("the mended arm is compared with the original arm: use --arms original,mended")
+    if a.regions:
+        os.environ[REGIONS_ENV] = a.regions  # the children inherit it (_child_env)
+    else:
+        os.environ.pop(REGIONS_ENV, None)
     if a.unsafe_fixes:
         os.environ[UNSAFE_ENV] = "1"  # the children inherit it (_child_env)
     else:

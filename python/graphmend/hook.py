@@ -490,7 +490,7 @@ class _Config:
     select: tuple | None
     ignore: tuple | None
     cache_dir: str | None
-    regions: str = "all"
+    regions: str = "package"
     dynamo_switches: bool = False
 
     def __repr__(self):
@@ -540,7 +540,7 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
     """
 
     def __init__(self, packages, *, unsafe=False, select=None, ignore=None, cache_dir=None,
-                 regions="all", dynamo_switches=False):
+                 regions="package", dynamo_switches=False):
         from . import lint
 
         lint._all_regions(regions)  # validates
@@ -565,6 +565,8 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
         self._key_prefix: bytes | None = None
         self._switches: _Switches | None = None
         self._key_lock = threading.Lock()
+        self._roots: dict = {}  # package root directory -> {path: [extra roots]}
+        self._roots_lock = threading.Lock()
 
     def __repr__(self):
         return f"<GraphmendFinder {self.config!r}>"
@@ -622,9 +624,83 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
             if fixes:
                 self.fixes.update(fixes)
 
-    def key(self, source: bytes) -> bytes:
+    def extra_roots(self, path: str) -> list[str]:
+        """Package mode: the functions of ``path`` that compiled code in the
+        rest of its package reaches (lint.package_roots over every module of
+        the installed package, computed once per process and cached on disk
+        next to the modules' caches, keyed on the package's files: names,
+        sizes and modification times)."""
+        if self.config.regions != "package":
+            return []
+        from . import lint
+
+        root, module, _ = lint.module_name(path)
+        top = os.path.join(root, module.split(".")[0])
+        with self._roots_lock:
+            if top not in self._roots:
+                self._roots[top] = self._package_roots(top)
+        return self._roots[top].get(os.path.abspath(path), [])
+
+    def _package_roots(self, top: str) -> dict:
+        import json
+
+        from . import __version__, lint
+
+        files = []
+        for d, dirs, names in os.walk(top):
+            dirs[:] = sorted(x for x in dirs if x != "__pycache__")
+            for n in sorted(names):
+                if n.endswith(".py"):
+                    files.append(os.path.join(d, n))
+        h = hashlib.sha256(f"graphmend-package\0{__version__}\0".encode())
+        h.update(_ruleset_digest())
+        h.update(repr(sys.version_info[:2]).encode())
+        for f in files:
+            try:
+                st = os.stat(f)
+            except OSError:
+                continue
+            h.update(f"{os.path.relpath(f, top)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode(
+                "utf-8", "surrogatepass"))
+        name = f"package-roots.{os.path.basename(top)}.{h.hexdigest()[:32]}.json"
+        # As for the modules: an explicit cache_dir, else the package's own
+        # __pycache__, else the user's cache directory.
+        if self.config.cache_dir is not None:
+            where = [os.path.join(self.config.cache_dir, name)]
+        else:
+            where = [os.path.join(top, "__pycache__", name), os.path.join(user_cache_dir(), name)]
+        for cache in where:
+            try:
+                with open(cache, encoding="utf-8") as handle:
+                    data = json.load(handle)
+                if isinstance(data, dict) and data.get("key") == h.hexdigest():
+                    return {os.path.join(top, k): v for k, v in data["roots"].items()}
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+        inputs = []
+        for f in files:
+            try:
+                with open(f, "rb") as handle:
+                    inputs.append((f, handle.read()))
+            except OSError:
+                pass
+        roots = {os.path.abspath(p): r for p, r in lint.package_roots(inputs).items() if r}
+        payload = {"key": h.hexdigest(),
+                   "roots": {os.path.relpath(p, top): r for p, r in roots.items()}}
+        # Written where the modules' caches are, under the same rule (an
+        # explicit cache_dir even under sys.dont_write_bytecode).
+        if not (sys.dont_write_bytecode and self.config.cache_dir is None):
+            for cache in where:
+                try:
+                    _write_atomic(cache, json.dumps(payload).encode(), 0o644)
+                    break
+                except OSError:
+                    continue
+        return roots
+
+    def key(self, source: bytes, roots=()) -> bytes:
         """The cache key of one module: its source and everything that
-        decides how it is mended."""
+        decides how it is mended (package mode: its extra roots too)."""
         if self._key_prefix is None:
             with self._key_lock:
                 if self._key_prefix is None:
@@ -637,7 +713,10 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
                     h.update(repr((c.unsafe, c.select, c.ignore, c.regions,
                                    sys.version_info[:2], sys.flags.optimize)).encode())
                     self._key_prefix = h.digest()
-        return hashlib.sha256(self._key_prefix + hashlib.sha256(source).digest()).digest()
+        digest = hashlib.sha256(self._key_prefix + hashlib.sha256(source).digest())
+        if roots:
+            digest.update("\0".join(roots).encode("utf-8", "surrogatepass"))
+        return digest.digest()
 
     def cache_paths(self, fullname: str, origin: str) -> list[str]:
         """Where the cache of ``origin`` is looked for, in order (written to
@@ -668,7 +747,8 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
 
         c = self.config
         return lint.fix_source(source, path=path, unsafe=c.unsafe, select=c.select,
-                               ignore=c.ignore, regions=c.regions)
+                               ignore=c.ignore, regions=c.regions,
+                               extra_roots=self.extra_roots(path))
 
 
 class GraphmendLoader(importlib.machinery.SourceFileLoader):
@@ -730,7 +810,7 @@ class GraphmendLoader(importlib.machinery.SourceFileLoader):
             finder.count("skipped")
             finder.record(fullname, "skipped")
             return self._unmodified(fullname), False, None
-        key = finder.key(data)
+        key = finder.key(data, finder.extra_roots(path))
         paths = finder.cache_paths(fullname, path)
         for cache in paths:
             hit = _read_cache(cache, key)
@@ -944,7 +1024,7 @@ class _Switches:
 
 
 def install(packages, *, unsafe=False, select=None, ignore=None,
-            cache_dir=None, regions="all", dynamo_switches=False) -> GraphmendFinder:
+            cache_dir=None, regions="package", dynamo_switches=False) -> GraphmendFinder:
     """Mend the modules of ``packages`` as they are imported from now on.
 
     ``packages``: names (``"transformers"``, or a subpackage such as
@@ -956,11 +1036,13 @@ def install(packages, *, unsafe=False, select=None, ignore=None,
     falling back to :func:`user_cache_dir`); an explicit directory is written
     even under ``sys.dont_write_bytecode`` (``PYTHONDONTWRITEBYTECODE=1``),
     which otherwise stops all cache writes.
-    ``regions``: ``"all"`` (default: library mode, every function of a mended
-    module is treated as compiled code, because a package's helpers are
-    reached from compiled ``forward``s in other modules, which a one-file
-    analysis cannot see; every fix is exact when the code runs eagerly) or
-    ``"reachable"`` (only what ``graphmend check`` reports by default).
+    ``regions``: ``"package"`` (default: the functions compiled code
+    anywhere in the installed package reaches, since a package's helpers are
+    mostly reached from compiled ``forward``s in other modules: the package
+    analysis of ``graphmend check DIR``, run over every module of the
+    package once and cached like the modules), ``"all"`` (library mode:
+    every function of a mended module; every fix is exact when the code runs
+    eagerly) or ``"reachable"`` (each module's own one-file regions).
     ``dynamo_switches``: also turn on ``torch._dynamo.config``'s
     ``capture_scalar_outputs`` and ``capture_dynamic_output_shape_ops`` (when
     torch._dynamo is imported, or now if it already is; :func:`uninstall`

@@ -380,7 +380,8 @@ def check_source(source: str | bytes, path: str | None = None, *, select: Select
 
 def fix_source(source: str | bytes, path: str | None = None, unsafe: bool = False, *,
                select: Selectors = None, ignore: Selectors = None,
-               python_version=None, regions: str = "reachable") -> FixResult:
+               python_version=None, regions: str = "reachable",
+               extra_roots: Sequence[str] = ()) -> FixResult:
     """Apply every applicable fix to a fixpoint and return a :class:`FixResult`.
 
     Safe fixes always; unsafe ones too when ``unsafe`` is true. The result's
@@ -393,12 +394,14 @@ def fix_source(source: str | bytes, path: str | None = None, unsafe: bool = Fals
     Raises :class:`graphmend.GraphmendSyntaxError` when the input cannot be
     decoded or parsed, :class:`EncodingError` when mended bytes cannot be
     represented in the input's encoding, ``ValueError`` for a bad selector or
-    version. Other arguments: see :func:`check_source`.
+    version. ``extra_roots``: with ``regions="package"``, the functions of
+    this module that compiled code elsewhere in its package reaches
+    (:func:`package_roots`). Other arguments: see :func:`check_source`.
     """
     data, is_text = _prepare(source)
     res = run_fix(data, is_text=is_text, select=normalize_selectors(select),
                   ignore=normalize_selectors(ignore), version=resolve_version(python_version),
-                  unsafe_fixes=unsafe, regions=regions)
+                  unsafe_fixes=unsafe, regions=regions, extra_roots=extra_roots)
     if res["status"] == "input-syntax-error":
         raise syntax_error_from_dict(res["syntax_error"], path)
     if res["status"] != "fixed":

@@ -531,8 +531,10 @@ def test_cache_key_source_and_configuration(pkg):
     finder = graphmend.install([pkg.name], cache_dir=pkg.cache)
     _import(f"{pkg.name}.light")
     assert (finder.stats["mended"], finder.stats["cache_write"]) == (1, 2)  # + the __init__
-    files = sorted(p.name for p in pkg.cache.iterdir())
+    files = sorted(p.name for p in pkg.cache.iterdir() if p.suffix == ".pyc")
     assert len(files) == 2 and not [p for p in pkg.cache.iterdir() if p.suffix == ".tmp"]
+    # the package analysis' result (regions="package", the default), once
+    assert len([p for p in pkg.cache.iterdir() if p.name.startswith("package-roots.")]) == 1
 
     def again(**kwargs):
         hook.uninstall()

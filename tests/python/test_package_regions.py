@@ -139,3 +139,26 @@ def test_every_function_a_real_forward_runs_is_reached():
     assert sorted(ran - reached_set) == []
     # and it is not library mode: config validators and __init__s are left alone
     assert ("models/bart/modeling_bart.py", "BartAttention.__init__") not in reached_set
+
+
+def test_import_hook_mends_the_package_regions(package, monkeypatch, tmp_path):
+    import importlib
+
+    import graphmend
+    from graphmend import hook
+
+    monkeypatch.syspath_prepend(str(package.parent))
+    finder = graphmend.install(["mypkg"], cache_dir=tmp_path / "cache")
+    try:
+        model = importlib.import_module("mypkg.model")
+        helpers = sys.modules["mypkg.utils.helpers"]
+        mended = helpers.__spec__.loader.get_mended_source("mypkg.utils.helpers").decode()
+        assert getattr(helpers, "__graphmend_mended__", False)
+        assert "_graphmend_rt.print(\"scaling\"" in mended
+        assert "print(\"never compiled\")" in mended and "print(\"init runs eagerly\")" in mended
+        assert finder.extra_roots(helpers.__file__) == ["Mixin.shift", "scale"]
+        assert model.Net is not None
+    finally:
+        hook.uninstall()
+        for name in [m for m in sys.modules if m == "mypkg" or m.startswith("mypkg.")]:
+            del sys.modules[name]
