@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "analyzed_snippet.h"
 #include "parser/parse.h"
 #include "semantic/model.h"
 #include "semantic/ops.h"
@@ -25,26 +26,7 @@ using gm::sema::RegionReason;
 using gm::sema::ScopeKind;
 using gm::sema::TensorKind;
 
-struct Analyzed {
-  std::string text;
-  std::unique_ptr<gm::Source> source;
-  gm::ParseResult parsed;
-  gm::sema::Model model;
-
-  const gm::ast::Tree& tree() const { return parsed.tree; }
-
-  // The n-th (0-based) node of `kind` whose source text is exactly `snippet`.
-  NodeId find(NodeKind kind, std::string_view snippet, int nth = 0) const {
-    const auto& t = parsed.tree;
-    const std::string_view src = source->text();
-    for (std::uint32_t i = 1; i <= t.node_count(); ++i) {
-      const NodeId id{i};
-      if (t.kind(id) != kind) continue;
-      const auto& n = t.at(id);
-      if (src.substr(n.begin, n.end - n.begin) == snippet && nth-- == 0) return id;
-    }
-    return {};
-  }
+struct Analyzed : gm::testing::Snippet {
   // A Name node by text, n-th occurrence in source order.
   NodeId name(std::string_view id, int nth = 0) const {
     const auto& t = parsed.tree;
@@ -96,17 +78,7 @@ struct Analyzed {
 };
 
 std::unique_ptr<Analyzed> analyze(std::string text) {
-  auto a = std::make_unique<Analyzed>();
-  a->text = std::move(text);
-  auto decoded = gm::Source::from_utf8(a->text);
-  EXPECT_TRUE(std::holds_alternative<gm::Source>(decoded));
-  a->source = std::make_unique<gm::Source>(std::get<gm::Source>(std::move(decoded)));
-  gm::ParseOptions options;
-  options.version = {3, 11};
-  a->parsed = gm::parse_module(*a->source, options);
-  EXPECT_FALSE(a->parsed.error.has_value()) << a->parsed.error->message;
-  a->model = gm::sema::analyze(a->parsed.tree, *a->source);
-  return a;
+  return gm::testing::analyze_snippet<Analyzed>(std::move(text));
 }
 
 // ------------------------------------------------------------ scopes

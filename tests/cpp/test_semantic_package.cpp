@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "analyzed_snippet.h"
 #include "parser/parse.h"
 #include "semantic/model.h"
 #include "semantic/package.h"
@@ -20,33 +21,15 @@ struct Module {
   std::string text;
 };
 
-struct Parsed {
-  std::unique_ptr<gm::Source> source;
-  gm::ParseResult parsed;
-};
-
-Parsed parse(const std::string& text) {
-  Parsed p;
-  auto decoded = gm::Source::from_utf8(text);
-  EXPECT_TRUE(std::holds_alternative<gm::Source>(decoded));
-  p.source = std::make_unique<gm::Source>(std::get<gm::Source>(std::move(decoded)));
-  gm::ParseOptions options;
-  options.version = {3, 11};
-  p.parsed = gm::parse_module(*p.source, options);
-  EXPECT_FALSE(p.parsed.error.has_value());
-  return p;
-}
-
 std::vector<std::vector<std::string>> roots(const std::vector<Module>& modules,
                                             bool include_own = false) {
   std::vector<gm::sema::ModuleSummary> summaries;
-  for (const auto& m : modules) {
-    Parsed p = parse(m.text);
-    gm::sema::AnalyzeOptions options;
-    options.facts = false;
-    summaries.push_back(gm::sema::summarize(gm::sema::analyze(p.parsed.tree, *p.source, options),
-                                            m.name, m.is_package));
-  }
+  gm::sema::AnalyzeOptions options;
+  options.facts = false;
+  for (const auto& m : modules)
+    summaries.push_back(
+        gm::sema::summarize(gm::testing::analyze_snippet(m.text, options)->model, m.name,
+                            m.is_package));
   return gm::sema::package_roots(summaries, include_own);
 }
 
@@ -186,10 +169,10 @@ TEST(PackageRegions, MethodOnUnknownReceiverAndInstalledMethods) {
 }
 
 TEST(PackageRegions, ExtraRootsBecomeRegionsWithTheirInFileCallees) {
-  Parsed p = parse(kPackage[3].text);
   gm::sema::AnalyzeOptions options;
   options.extra_roots = {"scale"};
-  const auto m = gm::sema::analyze(p.parsed.tree, *p.source, options);
+  const auto snippet = gm::testing::analyze_snippet(kPackage[3].text, options);
+  const auto& m = snippet->model;
   std::vector<std::string> names;
   for (const auto& r : m.region_functions()) {
     names.push_back(gm::sema::definition_path(m, r.function.index));
