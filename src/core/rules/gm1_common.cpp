@@ -1055,19 +1055,34 @@ std::string where_call(std::string_view cond, std::string_view if_true,
   return s;
 }
 
+namespace {
+// The file's longest line (at least Wrap's default): one scan per file, not
+// one per fix.
+struct LongestLine {
+  std::size_t length = 0;
+  bool done = false;
+};
+}  // namespace
+
 Wrap wrap_of(const lint::RuleContext& ctx, NodeId stmt) {
   const std::string_view text = ctx.text();
   Wrap w;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t nl = text.find('\n', start);
-    const std::size_t stop = nl == std::string_view::npos ? text.size() : nl;
-    std::size_t len = stop - start;
-    if (len > 0 && text[stop - 1] == '\r') --len;
-    w.limit = std::max(w.limit, len);
-    if (nl == std::string_view::npos) break;
-    start = nl + 1;
+  auto& longest = ctx.scratch<LongestLine>();
+  if (!longest.done) {
+    longest.length = w.limit;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      std::size_t nl = text.find('\n', start);
+      const std::size_t stop = nl == std::string_view::npos ? text.size() : nl;
+      std::size_t len = stop - start;
+      if (len > 0 && text[stop - 1] == '\r') --len;
+      longest.length = std::max(longest.length, len);
+      if (nl == std::string_view::npos) break;
+      start = nl + 1;
+    }
+    longest.done = true;
   }
+  w.limit = longest.length;
   if (stmt) w.base = edits::line_indentation(text, ctx.tree().at(stmt).begin).size();
   return w;
 }
