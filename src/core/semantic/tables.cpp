@@ -16,7 +16,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr auto Closed = Interval::Closed;
-constexpr auto Open = Interval::Open;
+[[maybe_unused]] constexpr auto Open = Interval::Open;  // for RANGE rows with an open end
 
 constexpr CallInfo NO{};
 constexpr CallInfo PY{Ret::NotTensor, RetDType::Unknown, false};
