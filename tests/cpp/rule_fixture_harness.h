@@ -50,8 +50,15 @@ namespace gm::rule_fixtures {
 
 namespace fs = std::filesystem;
 
+// From the source tree CMake names (GM_SOURCE_DIR): __FILE__ is relative to
+// the build directory, which made the fixtures vanish when the tests ran from
+// elsewhere (scripts/sanitize.sh runs them from the repository root).
 inline fs::path fixture_root() {
+#ifdef GM_SOURCE_DIR
+  return fs::path(GM_SOURCE_DIR) / "tests" / "fixtures" / "rules";
+#else
   return fs::path(__FILE__).parent_path().parent_path() / "fixtures" / "rules";
+#endif
 }
 
 inline std::string read_file(const fs::path& p) {
