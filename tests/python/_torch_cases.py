@@ -17,6 +17,17 @@ def load_module(source: str, prefix: str = "case"):
     return module
 
 
+def load_file(path, prefix: str = "case"):
+    """Imports the file at `path` as a fresh module (its code objects name
+    that file, so warnings and log records point into it) and returns it."""
+    name = f"{prefix}_{uuid.uuid4().hex}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def same_tensors(a, b) -> bool:
     """Bitwise equality of tensors or (nested) tuples of them, dtype and shape included."""
     import torch

@@ -17,49 +17,9 @@ import sys
 
 import graphmend
 import pytest
-from graphmend import _core, cli, lint
+from graphmend import _core, lint
 
-SAMPLE = (
-    "import torch\n"
-    "\n"
-    "\n"
-    "class M(torch.nn.Module):\n"
-    "    def forward(self, x):\n"
-    "        print(\"x\", x)\n"
-    "        return x + 1\n"
-)
-CLEAN = "import torch\n\n\ndef f(x):\n    return x + 1\n"
-PRINT_LINE = 6
-PRINT_COL = 9
-
-
-def run(capsys, *args):
-    try:
-        rc = cli.main([str(a) for a in args])
-    except SystemExit as exc:  # argparse usage errors
-        rc = exc.code
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-@pytest.fixture(scope="module")
-def print_code():
-    """The code of the rule that flags SAMPLE's print (with a fix)."""
-    assert _core.rules(), "the build ships no rules (graphmend._core.rules() is empty)"
-    diags = graphmend.check_source(SAMPLE)
-    codes = [d.code for d in diags if d.line == PRINT_LINE and d.fix_applies]
-    assert codes == ["GM201"], ("no shipped rule flags print() in forward with a fix; rules: "
-                                + ", ".join(r["code"] for r in _core.rules()))
-    return codes[0]
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    """An empty project directory (with an empty pyproject.toml so no
-    configuration above tmp_path applies) as the working directory."""
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+from _cli_cases import CLEAN, PRINT_COL, PRINT_LINE, SAMPLE, run
 
 
 # ---------------------------------------------------------------- check

@@ -23,28 +23,11 @@ import tempfile
 
 import graphmend
 import pytest
-from graphmend import _core, cli, lint
+from graphmend import cli, lint
 
-SAMPLE = (
-    "import torch\n"
-    "\n"
-    "\n"
-    "class M(torch.nn.Module):\n"
-    "    def forward(self, x):\n"
-    "        print(\"x\", x)\n"
-    "        return x + 1\n"
-)
-CLEAN = "import torch\n\n\ndef f(x):\n    return x + 1\n"
+from _cli_cases import CLEAN, SAMPLE, run
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def run(capsys, *args):
-    try:
-        rc = cli.main([str(a) for a in args])
-    except SystemExit as exc:  # argparse usage errors
-        rc = exc.code
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def run_cli(*args, cwd, input=None, timeout=60, env=None):
@@ -52,23 +35,6 @@ def run_cli(*args, cwd, input=None, timeout=60, env=None):
     return subprocess.run([sys.executable, "-m", "graphmend", *map(str, args)], cwd=cwd,
                           input=input, capture_output=True, timeout=timeout, env=env,
                           check=False)
-
-
-@pytest.fixture(scope="module")
-def print_code():
-    if not _core.rules():
-        pytest.skip("this build ships no rules yet")
-    codes = [d.code for d in graphmend.check_source(SAMPLE) if d.line == 6 and d.fix_applies]
-    if not codes:
-        pytest.skip("no shipped rule flags print() in forward with a fix")
-    return codes[0]
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def fixed(source: bytes) -> bytes:

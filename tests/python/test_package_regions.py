@@ -13,7 +13,8 @@ import os
 import sys
 
 import pytest
-from graphmend import cli, lint
+from _cli_cases import run
+from graphmend import lint
 
 MODEL = (
     "import torch\n"
@@ -55,12 +56,6 @@ def package(tmp_path):
     (root / "model.py").write_text(MODEL)
     (root / "utils" / "helpers.py").write_text(HELPERS)
     return root
-
-
-def run(capsys, *args):
-    rc = cli.main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def test_directory_check_reaches_helpers_and_mixins_only(package, capsys):

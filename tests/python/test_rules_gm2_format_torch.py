@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import importlib.util
 import io
 import logging
 import pathlib
 import sys
-import uuid
 import warnings
 
 import pytest
+from _torch_cases import load_file
 
 torch = pytest.importorskip("torch")
 
@@ -39,15 +38,6 @@ CASES = [
 ]
 _LOGGER_NAME = "gm2_torch_logger"
 _ONCE_PER_PROCESS = "Converting a tensor with requires_grad=True to a scalar"
-
-
-def _load(path: pathlib.Path):
-    name = f"gm2_fmt_case_{uuid.uuid4().hex}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _line_map(original: str, mended: str) -> dict[int, int]:
@@ -168,8 +158,8 @@ def _pair(code, stem, cls, tmp_path):
     original_path.write_text(original_text)
     mended_path.write_text(mended_text)
     torch.manual_seed(0)
-    original = getattr(_load(original_path), cls)()
-    mended = getattr(_load(mended_path), cls)()
+    original = getattr(load_file(original_path), cls)()
+    mended = getattr(load_file(mended_path), cls)()
     mended.load_state_dict(original.state_dict())
     lines = _line_map(original_text, mended_text)
     return original, original_path, mended, mended_path, lines
@@ -382,7 +372,7 @@ def mended(x):
 '''
     path = tmp_path / "if_forms.py"
     path.write_text(src)
-    mod = _load(path)
+    mod = load_file(path)
     lines = src.splitlines()
     orig_warn = next(i for i, l in enumerate(lines, 1) if "warnings.warn(" in l)
     mended_warn = next(i for i, l in enumerate(lines, 1) if "warn_if(" in l)
@@ -436,7 +426,7 @@ def original_helper(h):
 '''
     path = tmp_path / "plain.py"
     path.write_text(src)
-    mod = _load(path)
+    mod = load_file(path)
     lines = src.splitlines()
     warn_line = next(i for i, l in enumerate(lines, 1) if "_graphmend_rt.warn(" in l)
     log_line = next(i for i, l in enumerate(lines, 1) if "_graphmend_rt.log(" in l)

@@ -10,15 +10,13 @@ is usable, it is also checked to produce the same mended text.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import logging
 import pathlib
-import sys
-import uuid
 import warnings
 
 import pytest
+from _torch_cases import load_file
 
 torch = pytest.importorskip("torch")
 
@@ -33,16 +31,6 @@ CASES = [
 
 # The logger torch_logger.py logs to.
 _LOGGER_NAME = "gm2_torch_logger"
-
-
-def _load(path: pathlib.Path):
-    """Import the file at `path` as a fresh module."""
-    name = f"gm2_case_{uuid.uuid4().hex}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _counting_backend():
@@ -146,8 +134,8 @@ def test_mended_module_has_one_graph_and_same_effects(code, stem, cls, tmp_path)
     original_path.write_text(original_text)
     mended_path.write_text(mended_text)
 
-    original_mod = _load(original_path)
-    mended_mod = _load(mended_path)
+    original_mod = load_file(original_path)
+    mended_mod = load_file(mended_path)
     torch.manual_seed(0)
     original = getattr(original_mod, cls)().eval()
     mended = getattr(mended_mod, cls)().eval()
@@ -196,8 +184,8 @@ def test_mended_module_under_inductor_emits_the_same(code, stem, cls, tmp_path):
     mended_path.write_text((FIXTURES / code / f"{stem}.fixed.py").read_text())
     original_path.write_text((FIXTURES / code / f"{stem}.py").read_text())
     torch.manual_seed(0)
-    original = getattr(_load(original_path), cls)().eval()
-    mended = getattr(_load(mended_path), cls)().eval()
+    original = getattr(load_file(original_path), cls)().eval()
+    mended = getattr(load_file(mended_path), cls)().eval()
     mended.load_state_dict(original.state_dict())
     x = torch.randn(4, 8)
     with torch.no_grad(), _capture() as want:
