@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "semantic/analyzer.h"
 #include "semantic/tables.h"
@@ -191,7 +190,6 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
 
   // `x.a` not called: a property of x's class runs (or a descriptor's
   // __get__/__set__, reached with the special methods).
-  std::unordered_set<std::string> seen_self;
   auto attribute_use = [&](NodeId n, FunctionSummary& fs) {
     const NodeId p = m.parent(n);
     if (p && t.kind(p) == NodeKind::Call && t.child(p, GM_F(Call, func)) == n) return;
@@ -200,10 +198,8 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
     if (const std::uint32_t sc = m.self_class(obj); sc != kNone) {
       if (const NodeId meth = m.find_method(sc, attr, false)) {
         if (auto id = function_of(meth); id != kNone) push_unique(fs.next, id);
-      } else if (seen_self.insert(std::to_string(&fs - out.functions.data()) + ":" +
-                                  std::to_string(sc) + ":" + attr)
-                     .second) {
-        fs.self_calls.push_back({sc, std::move(attr), false});
+      } else {
+        push_unique(fs.self_calls, FunctionSummary::SelfCall{sc, std::move(attr), false});
       }
     } else if (!m.qualified_name(obj) && tensor_attribute(attr).ret == Ret::Unknown &&
                tensor_method(attr).ret == Ret::Unknown) {
@@ -240,12 +236,13 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
         const NodeId obj = t.child(func, GM_F(Attribute, value));
         std::string method(t.text(t.field(func, GM_F(Attribute, attr))));
         if (const std::uint32_t sc = m.self_class(obj); sc != kNone) {
-          fs.self_calls.push_back({sc, std::move(method), false});
+          push_unique(fs.self_calls, FunctionSummary::SelfCall{sc, std::move(method), false});
         } else if (t.kind(obj) == NodeKind::Call &&
                    t.kind(t.child(obj, GM_F(Call, func))) == NodeKind::Name &&
                    m.name_text(t.child(obj, GM_F(Call, func))) == "super") {
           const std::uint32_t c = m.method_class(NodeId{owner_def});
-          if (c != kNone) fs.self_calls.push_back({c, std::move(method), true});
+          if (c != kNone)
+            push_unique(fs.self_calls, FunctionSummary::SelfCall{c, std::move(method), true});
         } else if (!m.qualified_name(obj) && tensor_method(method).ret == Ret::Unknown) {
           push_unique(fs.methods, std::move(method));
         }

@@ -52,6 +52,7 @@ struct FunctionSummary {
     std::uint32_t cls;  // the method's class (in-file id)
     std::string method;
     bool skip_self;     // super().m(): the bases only
+    friend bool operator==(const SelfCall&, const SelfCall&) = default;
   };
   std::vector<SelfCall> self_calls;   // `self.m()` not found in the file
 };

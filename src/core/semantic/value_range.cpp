@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ast/tree.h"
+#include "semantic/analyzer.h"
 #include "semantic/ops.h"
 
 namespace gm::sema {
@@ -16,10 +17,6 @@ std::string number_text(double x);
 namespace {
 
 using ast::NodeKind;
-
-bool ends_with(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
 
 bool floating_dtype(const Model& m, NodeId e) {
   const auto q = m.qualified_name(e);
@@ -99,7 +96,7 @@ std::optional<ValueRange> op_value_range(const Model& m, NodeId call) {
     if (!range || std::isinf(range->lo) || std::isinf(range->hi)) return std::nullopt;
     const NodeId dtype = keyword_value(tree, call, "dtype");
     if (dtype && !floating_dtype(m, dtype)) return std::nullopt;
-    if (ends_with(*q, "_like") && !dtype) {  // the dtype of the tensor it is like
+    if (detail::ends_with(*q, "_like") && !dtype) {  // the dtype of the tensor it is like
       if (args.empty()) return std::nullopt;
       const TensorFact f = m.fact(args[0]);
       if (f.kind != TensorKind::Tensor || f.dtype != DType::Floating) return std::nullopt;
