@@ -37,16 +37,13 @@ DEFAULT_MODELS = ("BartForConditionalGeneration,LlamaForCausalLM,T5ForConditiona
                   "Qwen2ForCausalLM,Phi3ForCausalLM,ViTModel,CLIPModel,Wav2Vec2Model,LongformerModel")
 
 
-def package_files(root: str) -> list[tuple[str, bytes]]:
-    out = []
-    for d, dirs, files in os.walk(root):
-        dirs[:] = sorted(x for x in dirs if x != "__pycache__")
-        for f in sorted(files):
-            if f.endswith(".py"):
-                p = os.path.join(d, f)
-                with open(p, "rb") as handle:
-                    out.append((p, handle.read()))
-    return out
+def reached_functions(root: str, files: list[tuple[str, bytes]]) -> set[tuple[str, str]]:
+    """(file relative to root, dotted name) of every function the package
+    analysis of ``files`` (``[(path, source)]`` below root) makes a region."""
+    from graphmend import lint
+
+    reached = lint.package_roots(files, include_own=True)
+    return {(os.path.relpath(p, root), name) for p, names in reached.items() for name in names}
 
 
 def dotted(qualname: str) -> str:
@@ -86,11 +83,10 @@ def main() -> int:
     import hfbuild
 
     root = os.path.dirname(transformers.__file__)
-    files = package_files(root)
+    files = lint.read_sources(lint.python_files(root))
     t0 = time.perf_counter()
-    reached = lint.package_roots(files, include_own=True)
+    reached_set = reached_functions(root, files)
     analysis_s = time.perf_counter() - t0
-    reached_set = {(os.path.relpath(p, root), name) for p, names in reached.items() for name in names}
     n_library = 0
     for p, data in files:
         n_library += data.count(b"def ")

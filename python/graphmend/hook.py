@@ -646,12 +646,7 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
 
         from . import __version__, lint
 
-        files = []
-        for d, dirs, names in os.walk(top):
-            dirs[:] = sorted(x for x in dirs if x != "__pycache__")
-            for n in sorted(names):
-                if n.endswith(".py"):
-                    files.append(os.path.join(d, n))
+        files = lint.python_files(top)
         h = hashlib.sha256(f"graphmend-package\0{__version__}\0".encode())
         h.update(_ruleset_digest())
         h.update(repr(sys.version_info[:2]).encode())
@@ -677,14 +672,8 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
                     return {os.path.join(top, k): v for k, v in data["roots"].items()}
             except (OSError, ValueError, KeyError, TypeError):
                 pass
-        inputs = []
-        for f in files:
-            try:
-                with open(f, "rb") as handle:
-                    inputs.append((f, handle.read()))
-            except OSError:
-                pass
-        roots = {os.path.abspath(p): r for p, r in lint.package_roots(inputs).items() if r}
+        roots = {os.path.abspath(p): r
+                 for p, r in lint.package_roots(lint.read_sources(files)).items() if r}
         payload = {"key": h.hexdigest(),
                    "roots": {os.path.relpath(p, top): r for p, r in roots.items()}}
         # Written where the modules' caches are, under the same rule (an

@@ -320,6 +320,29 @@ def module_name(path: str) -> tuple[str, str, bool]:
     return directory, ".".join(parts) or stem, is_package
 
 
+def python_files(top: str) -> list[str]:
+    """Every ``.py`` file below the directory ``top`` (``__pycache__`` left
+    out), sorted: the modules of an installed package."""
+    out = []
+    for d, dirs, names in os.walk(top):
+        dirs[:] = sorted(x for x in dirs if x != "__pycache__")
+        out.extend(os.path.join(d, n) for n in sorted(names) if n.endswith(".py"))
+    return out
+
+
+def read_sources(paths) -> list[tuple[str, bytes]]:
+    """``[(path, bytes)]`` of the files that can be read (for
+    :func:`package_roots`); the others are left out."""
+    out = []
+    for p in paths:
+        try:
+            with open(p, "rb") as handle:
+                out.append((p, handle.read()))
+        except OSError:
+            pass
+    return out
+
+
 def package_roots(files, version=(3, 11), include_own: bool = False,
                   jobs: int | None = None) -> dict[str, list[str]]:
     """Package-wide regions for ``files``, ``[(path, source bytes)]``: per

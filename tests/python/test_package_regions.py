@@ -5,7 +5,8 @@ alone keeps the one-file behaviour.
 
 The recall oracle is Python itself: every transformers function that runs
 while a real model's forward runs must be a region of the package analysis
-(bench/region_recall.py prints the same over more models)."""
+(bench/region_recall.py, whose measurement this test calls, prints the same
+over more models)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ import sys
 import pytest
 from _cli_cases import run
 from graphmend import lint
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+import region_recall  # noqa: E402 - bench/region_recall.py: the same recall measurement
 
 MODEL = (
     "import torch\n"
@@ -99,16 +103,7 @@ def test_every_function_a_real_forward_runs_is_reached():
     transformers = pytest.importorskip("transformers")
     torch = pytest.importorskip("torch")
     root = os.path.dirname(transformers.__file__)
-    files = []
-    for d, dirs, names in os.walk(root):
-        dirs[:] = [x for x in dirs if x != "__pycache__"]
-        for n in names:
-            if n.endswith(".py"):
-                p = os.path.join(d, n)
-                with open(p, "rb") as h:
-                    files.append((p, h.read()))
-    reached = lint.package_roots(files, include_own=True)
-    reached_set = {(os.path.relpath(p, root), name) for p, names in reached.items() for name in names}
+    reached_set = region_recall.reached_functions(root, lint.read_sources(lint.python_files(root)))
 
     config = transformers.BartConfig(vocab_size=64, d_model=16, encoder_layers=1, decoder_layers=1,
                                      encoder_attention_heads=2, decoder_attention_heads=2,
@@ -116,20 +111,8 @@ def test_every_function_a_real_forward_runs_is_reached():
                                      max_position_embeddings=64)
     torch.manual_seed(0)
     model = transformers.BartForConditionalGeneration(config).eval()
-    ran = set()
-
-    def profile(frame, event, arg):
-        code = frame.f_code
-        if event == "call" and code.co_filename.startswith(root) and "<" not in code.co_name:
-            ran.add((os.path.relpath(code.co_filename, root), code.co_qualname.replace(".<locals>", "")))
-
     ids = torch.randint(3, 64, (2, 8))
-    with torch.no_grad():
-        sys.setprofile(profile)
-        try:
-            model(input_ids=ids, decoder_input_ids=ids)
-        finally:
-            sys.setprofile(None)
+    ran = region_recall.ran_in_forward(model, {"input_ids": ids, "decoder_input_ids": ids}, root)
     assert len(ran) > 30
     assert sorted(ran - reached_set) == []
     # and it is not library mode: config validators and __init__s are left alone
