@@ -731,13 +731,15 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
         paths.append(os.path.join(user_cache_dir(), flat))
         return paths
 
-    def mend(self, source: bytes, path: str):
+    def mend(self, source: bytes, path: str, roots=None):
+        """fix_source with this finder's options; ``roots``: the module's
+        extra_roots when the caller already has them."""
         from . import lint
 
         c = self.config
         return lint.fix_source(source, path=path, unsafe=c.unsafe, select=c.select,
                                ignore=c.ignore, regions=c.regions,
-                               extra_roots=self.extra_roots(path))
+                               extra_roots=self.extra_roots(path) if roots is None else roots)
 
 
 class GraphmendLoader(importlib.machinery.SourceFileLoader):
@@ -799,7 +801,8 @@ class GraphmendLoader(importlib.machinery.SourceFileLoader):
             finder.count("skipped")
             finder.record(fullname, "skipped")
             return self._unmodified(fullname), False, None
-        key = finder.key(data, finder.extra_roots(path))
+        roots = finder.extra_roots(path)
+        key = finder.key(data, roots)
         paths = finder.cache_paths(fullname, path)
         for cache in paths:
             hit = _read_cache(cache, key)
@@ -817,7 +820,7 @@ class GraphmendLoader(importlib.machinery.SourceFileLoader):
         reason = None
         result = None
         try:
-            result = finder.mend(data, path)
+            result = finder.mend(data, path, roots)
         except Exception as exc:  # noqa: BLE001 - syntax/encoding error or a graphmend bug
             reason = f"{type(exc).__name__}: {exc}"
         if result is not None:
