@@ -446,7 +446,7 @@ def test_syntax_error_propagates_as_without_the_hook(pkg):
 
 
 def test_mend_failure_loads_unmodified_with_one_warning(pkg, monkeypatch):
-    def broken_mend(self, source, path):
+    def broken_mend(self, source, path, roots=None):
         raise RuntimeError("engine exploded")
 
     monkeypatch.setattr(hook.GraphmendFinder, "mend", broken_mend)
