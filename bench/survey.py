@@ -190,14 +190,14 @@ def is_breaking(r: dict) -> bool:
     return r.get("status") == "ok" and (r.get("break_events", 0) > 0 or r.get("skipped_frames", 0) > 0)
 
 
-def mended_tasks(src: str, only: list[str]) -> list[tuple[str, list[str]]]:
-    """(class, modes) of every breaking pair in the survey at ``src``."""
+def mended_tasks(src: str, only: list[str], modes: list[str] | None = None) -> list[tuple[str, list[str]]]:
+    """(class, modes) of every breaking pair in the survey at ``src``, in ``modes`` (default: all)."""
     last: dict[tuple[str, str], dict] = {}
     for r in C.read_jsonl(src):
         last[(r.get("class"), r.get("mode"))] = r
     by_class: dict[str, list[str]] = {}
     for (c, m), r in sorted(last.items()):
-        if is_breaking(r):
+        if is_breaking(r) and (modes is None or m in modes):
             by_class.setdefault(c, []).append(m)
     names = select(sorted(by_class), only)
     return [(n, sorted(by_class[n])) for n in names]
@@ -562,7 +562,7 @@ def run_arms(args: argparse.Namespace) -> int:
         print(f"survey --arms: summary -> {md}", file=sys.stderr)
         return 0
     src = args.mended_from
-    tasks = mended_tasks(src, args.only)
+    tasks = mended_tasks(src, args.only, args.modes)
     if args.every > 1:
         tasks = tasks[:: args.every]
     if args.limit:

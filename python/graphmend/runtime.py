@@ -40,6 +40,8 @@ import types as _types
 __all__ = [  # noqa: F822
     "above",
     "at_most",
+    "check_tensor_all",
+    "check_tensor_all_with",
     "equal",
     "flush",
     "fmt",
@@ -519,6 +521,45 @@ def _trap_unless(ok, exc_type, *exc_args):
     return None
 
 
+def _check_failure(error_type, message):
+    """What ``torch._check_tensor_all_with(error_type, <false>, message)`` raises:
+    torch's own type and text (its default message or ``message()``; the
+    ``TypeError`` / ``AssertionError`` torch raises for a bad ``message`` or
+    ``error_type``), built only once the check has failed."""
+    torch = _sys.modules["torch"]
+    try:
+        torch._check_tensor_all_with(error_type, torch.tensor(False), message)
+    except BaseException as e:  # noqa: BLE001 - torch's exception, returned to be raised
+        return e
+    return RuntimeError("graphmend.runtime: torch's check did not fail")  # pragma: no cover
+
+
+def _check_tensor_all_with(error_type, cond, message=None):
+    """``torch._check_tensor_all_with(error_type, cond, message)``; checked after
+    the graph when compiled.
+
+    Eagerly: exactly torch's call.  While tracing, the static part of torch's
+    check runs at once (``cond`` a tensor of dtype bool, else torch's own
+    ``TypeError``) and ``cond.all()`` stays in the graph as a 0-d output; right
+    after the graph the runtime raises what torch raises when it is false.
+    ``message`` is called only then, as torch calls it.
+    """
+    torch = _sys.modules["torch"]
+    if not _compiling():
+        if _QUEUE:
+            _drain()
+        return torch._check_tensor_all_with(error_type, cond, message)
+    if not torch.is_tensor(cond) or cond.dtype != torch.bool:
+        return torch._check_tensor_all_with(error_type, cond, message)  # torch's TypeError, at trace time
+    return _trap_if(torch.logical_not(cond.all()), _check_failure, error_type, message)
+
+
+def _check_tensor_all(cond, message=None):
+    """``torch._check_tensor_all(cond, message)``: ``check_tensor_all_with`` with
+    ``RuntimeError``, torch's own error type."""
+    return _check_tensor_all_with(RuntimeError, cond, message)
+
+
 def _same_shape(a, b) -> bool:
     """Static part of ``torch.equal(a, b)``: do the shapes match?  Always a
     Python ``bool`` (shapes are static under Dynamo's default specialisation)."""
@@ -911,6 +952,8 @@ _PUBLIC = {
     "warn_if": _warn_if,
     "trap_if": _trap_if,
     "trap_unless": _trap_unless,
+    "check_tensor_all": _check_tensor_all,
+    "check_tensor_all_with": _check_tensor_all_with,
     "equal": _equal,
     "same_shape": _same_shape,
     "where": _where,

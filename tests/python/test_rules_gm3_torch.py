@@ -353,3 +353,75 @@ def test_asserts_skipped_under_python_O(tmp_path):
                          timeout=300, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "torch.Size([2, 8])"
+
+
+# ---------------------------------------------------------------------------
+# GM303: torch._check_tensor_all / _check_tensor_all_with
+
+
+def _check_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    shapes = torch.randint(1, 5, (3, 2), generator=g)
+    value = torch.randn(2, int(shapes.prod(1).sum()), 4, generator=g)
+    return value, shapes
+
+
+CHECK_FAILURES = {
+    "sizes do not add up": lambda v, s: (v[:, 1:], s),
+    "negative size": lambda v, s: (v, s * torch.tensor([[1, 1], [-1, -1], [1, 1]])),
+    "not finite": lambda v, s: (v.index_fill(1, torch.tensor([0]), float("inf")), s),
+}
+
+
+def test_tensor_checks_one_graph_same_errors(tmp_path):
+    original, mended = _pair("GM303", "forms", "Deformable", tmp_path)
+    args = _check_inputs(1)
+    fn, cnt = _compile(original, "count")
+    _outcome(fn, *args)
+    assert len(cnt.graphs) > 1 and _breaks() >= 1  # each check breaks the original
+
+    # Compiled, the original's own helper takes its tracing branch (RuntimeError
+    # from torch._check_tensor_all); eagerly, the ValueError branch. The mended
+    # program must do what the original does in the same mode.
+    compiled_original, _ = _compile(original, "eager")
+    fails = {k: make(*_check_inputs(3)) for k, make in CHECK_FAILURES.items()}
+    want_compiled = {k: _outcome(compiled_original, *a) for k, a in fails.items()}
+    want_eager = {k: _outcome(original, *a) for k, a in fails.items()}
+    assert want_compiled["negative size"][0][1].startswith("negative size in [[")
+    assert want_compiled["not finite"][0][0] is RuntimeError
+
+    fn, cnt = _compile(mended, "count")
+    for seed in (1, 2):
+        args = _check_inputs(seed)
+        _same(_outcome(fn, *args), _outcome(original, *args))
+        _same(_outcome(mended, *args), _outcome(original, *args))
+    for k, a in fails.items():
+        _same(_outcome(fn, *a), want_compiled[k])
+        _same(_outcome(mended, *a), want_eager[k])
+    for backend in ("eager", "inductor"):
+        compiled, _ = _compile(mended, backend)
+        for k, a in fails.items():
+            _same(_outcome(compiled, *a), want_compiled[k])
+        args = _check_inputs(4)
+        _same(_outcome(compiled, *args), _outcome(original, *args))
+
+
+def test_tensor_check_keeps_torchs_static_errors():
+    # A non-bool condition fails at the call as torch's own check fails there:
+    # TypeError eagerly; while tracing, Dynamo's handling of torch's function
+    # (on torch 2.13 a TorchRuntimeError from the fake-tensor `_is_all_true`).
+    def f(x):
+        _graphmend_rt.check_tensor_all(x)
+        return x
+
+    def g(x):
+        torch._check_tensor_all(x)
+        return x
+
+    x = torch.ones(3)
+    want = _outcome(torch.compile(g, backend="eager"), x)
+    assert want[0][0] is not None and want[0][0] != "ok"
+    got = _outcome(torch.compile(f, backend="eager"), x)
+    assert got[0][0] is want[0][0]
+    assert _outcome(g, x)[0][0] is TypeError
+    _same(_outcome(f, x), _outcome(g, x))

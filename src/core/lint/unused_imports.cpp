@@ -80,15 +80,30 @@ Mentions mentions(const ast::Tree& tree, std::string_view text) {
   return m;
 }
 
-// The one name `import X` binds (a plain module name, no dots, no `as`), or "".
-std::string_view plain_import(const ast::Tree& tree, NodeId stmt) {
+// The one name a module-level import statement binds, when it binds exactly
+// one: `import X` (a plain module name, no dots, no `as`) or
+// `from M import a [as b]` (not `*`, not from `__future__`); else "".
+// `from_import` tells which.
+std::string_view single_binding(const ast::Tree& tree, NodeId stmt, bool& from_import) {
+  from_import = tree.kind(stmt) == NodeKind::ImportFrom;
+  if (from_import) {
+    const auto names = tree.children(stmt, GM_F(ImportFrom, names));
+    if (names.size() != 1) return {};
+    const auto mod = tree.field(stmt, GM_F(ImportFrom, module));
+    if (!ast::Tree::is_none_string(mod) && tree.text(mod) == "__future__") return {};
+    const auto as = tree.field(names[0], GM_F(alias, asname));
+    const std::string_view bound = ast::Tree::is_none_string(as)
+                                       ? tree.text(tree.field(names[0], GM_F(alias, name)))
+                                       : tree.text(as);
+    return bound == "*" ? std::string_view{} : bound;
+  }
   if (tree.kind(stmt) != NodeKind::Import) return {};
   const auto names = tree.children(stmt, GM_F(Import, names));
   if (names.size() != 1) return {};
   const auto as = tree.field(names[0], GM_F(alias, asname));
   if (!ast::Tree::is_none_string(as)) return {};
   const std::string_view mod = tree.text(tree.field(names[0], GM_F(alias, name)));
-  if (mod.find('.') != std::string_view::npos) return {};
+  if (mod.find('.') != std::string_view::npos || mod == "__future__") return {};
   return mod;
 }
 
@@ -113,6 +128,29 @@ int import_bindings(const ast::Tree& tree, std::string_view name) {
   return count;
 }
 
+// Whether another module-level import statement than `stmt` imports the
+// module `stmt` imports from (same module, same level): removing `stmt` then
+// leaves the module's own import, and its side effects, in place.
+bool module_imported_elsewhere(const ast::Tree& tree, NodeId stmt) {
+  const auto mod = tree.field(stmt, GM_F(ImportFrom, module));
+  if (ast::Tree::is_none_string(mod)) return false;
+  const std::string_view m = tree.text(mod);
+  const std::uint32_t level = tree.field(stmt, GM_F(ImportFrom, level)).a;
+  for (NodeId other : tree.children(tree.root(), GM_F(Module, body))) {
+    if (other == stmt) continue;
+    if (tree.kind(other) == NodeKind::ImportFrom) {
+      const auto om = tree.field(other, GM_F(ImportFrom, module));
+      if (!ast::Tree::is_none_string(om) && tree.text(om) == m &&
+          tree.field(other, GM_F(ImportFrom, level)).a == level)
+        return true;
+    } else if (tree.kind(other) == NodeKind::Import && level == 0) {
+      for (NodeId a : tree.children(other, GM_F(Import, names)))
+        if (tree.text(tree.field(a, GM_F(alias, name))) == m) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::set<std::string> names_in(const ast::Tree& tree) {
@@ -131,13 +169,17 @@ std::vector<edits::Edit> imports_made_unused(const std::set<std::string>& read_b
   const Mentions now = mentions(tree, current.text);
   if (now.dynamic) return out;
   for (NodeId stmt : tree.children(tree.root(), GM_F(Module, body))) {
-    const std::string_view mod = plain_import(tree, stmt);
-    if (mod.empty() || mod == "__future__") continue;
-    const std::string name(mod);
+    bool from_import = false;
+    const std::string_view bound = single_binding(tree, stmt, from_import);
+    if (bound.empty() || (from_import && !module_imported_elsewhere(tree, stmt))) continue;
+    const std::string name(bound);
     if (!read_before.count(name) || now.names.count(name)) continue;
     if (import_bindings(tree, name) != 1) continue;
     bool in_string = false;
-    for (const std::string& s : now.strings) in_string = in_string || s.find(name + ".") != std::string::npos;
+    // `X.` in a string (an annotation, a doctest); a from-imported name
+    // anywhere in one (`"Foo"` as an annotation).
+    const std::string needle = from_import ? name : name + ".";
+    for (const std::string& s : now.strings) in_string = in_string || s.find(needle) != std::string::npos;
     if (in_string) continue;
     // Its own whole line (and, when it was alone in its group of imports,
     // one of the blank lines around it); anything else is kept.

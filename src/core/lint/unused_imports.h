@@ -14,7 +14,8 @@
 namespace gm::lint {
 
 // Deletions of the module-level `import X` statements (one plain name, no
-// dots, no `as`) whose name the original module read (`original_names`)
+// dots, no `as`) and `from M import a [as b]` statements (one name, not `*`,
+// not `__future__`) whose name the original module read (`original_names`)
 // and `current` (the same module
 // after the fixes) mentions nowhere, provided nothing else could still reach
 // the module through that name: no `__all__`, no module `__getattr__`, no
