@@ -42,6 +42,7 @@ __all__ = [  # noqa: F822
     "at_most",
     "check_tensor_all",
     "check_tensor_all_with",
+    "compare_item",
     "equal",
     "flush",
     "fmt",
@@ -560,6 +561,67 @@ def _check_tensor_all(cond, message=None):
     return _check_tensor_all_with(RuntimeError, cond, message)
 
 
+_COMPARISONS = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+}
+
+_INT64 = (-(2**63), 2**63 - 1)
+_EXACT_IN_DOUBLE = 2**53  # every int of at most this magnitude is a double
+
+
+def _exact_scalar(torch, t, other):
+    """A tensor standing for ``t.item()`` whose comparison with ``other`` gives
+    the bit Python's comparison of the scalar would, or None.
+
+    Floating ``t`` is compared in float64 (every float16/bfloat16/float32/
+    float64 value is a double, and so is ``other`` when it is a float, a bool
+    or an int of magnitude at most 2**53); bool and integer ``t`` in int64
+    against a bool or an int in int64's range, or in float64 against a float
+    when ``t``'s dtype has at most 32 bits.  A SymInt ``other`` (a size under
+    dynamic shapes) counts as an int of that range: no tensor has 2**53
+    elements.
+    """
+    if not isinstance(t, torch.Tensor) or t.numel() != 1 or t.dtype.is_complex:
+        return None
+    sym = isinstance(other, torch.SymInt)
+    is_int = sym or (type(other) is int)
+    in_range = lambda lo, hi: sym or lo <= other <= hi  # noqa: E731
+    if t.dtype.is_floating_point:
+        if type(other) in (float, bool) or (is_int and in_range(-_EXACT_IN_DOUBLE, _EXACT_IN_DOUBLE)):
+            return t.double()
+        return None
+    if t.dtype not in (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64):
+        return None  # uint16/32/64 and the rest: not proven
+    if type(other) is bool or (is_int and in_range(*_INT64)):
+        return t.long()
+    if type(other) is float and t.element_size() <= 4:
+        return t.double()
+    return None
+
+
+def _compare_item(left, op, right, item=0):
+    """``left.item() OP right`` (``item=0``) or ``left OP right.item()`` (``item=1``).
+
+    Eagerly: exactly that.  While tracing, when the comparison can be made on
+    the tensor with the same result (see ``_exact_scalar``), a one-element
+    bool tensor, which ``trap_if``/``trap_unless`` take; otherwise the
+    original ``.item()`` (the original graph break).
+    """
+    fn = _COMPARISONS[op]
+    if _compiling():
+        torch = _sys.modules["torch"]
+        t, other = (left, right) if item == 0 else (right, left)
+        exact = _exact_scalar(torch, t, other)
+        if exact is not None:
+            return fn(exact, other) if item == 0 else fn(other, exact)
+    return fn(left.item(), right) if item == 0 else fn(left, right.item())
+
+
 def _same_shape(a, b) -> bool:
     """Static part of ``torch.equal(a, b)``: do the shapes match?  Always a
     Python ``bool`` (shapes are static under Dynamo's default specialisation)."""
@@ -954,6 +1016,7 @@ _PUBLIC = {
     "trap_unless": _trap_unless,
     "check_tensor_all": _check_tensor_all,
     "check_tensor_all_with": _check_tensor_all_with,
+    "compare_item": _compare_item,
     "equal": _equal,
     "same_shape": _same_shape,
     "where": _where,

@@ -504,3 +504,75 @@ def test_if_guarding_deferred_side_effects_is_one_graph_with_the_same_effects(ca
             torch.testing.assert_close(got[0], expected[0], rtol=0, atol=0, equal_nan=True)
             assert got[1:] == expected[1:]
     assert ran == {(False, False), (True, False), (False, True)}  # each branch taken and not
+
+
+ELIF = (pathlib.Path(__file__).parent.parent / "fixtures/rules/GM101/elif_chains.py").read_text()
+
+
+def _identity_proj(module):
+    with torch.no_grad():
+        module.proj.weight.copy_(torch.eye(8))
+        module.proj.bias.zero_()
+    return module
+
+
+# Inputs that take each link of the chains (the projection is the identity).
+ELIF_INPUTS = {
+    "first": lambda g: torch.randn(2, 8, generator=g) * 0.1 + 5.0,
+    "second": lambda g: torch.randn(2, 8, generator=g) * 0.1 - 5.0,
+    "third": lambda g: torch.rand(2, 8, generator=g) * 0.004 + 0.001,
+    "else": lambda g: torch.randn(2, 8, generator=g) * 0.05,
+}
+
+
+@pytest.mark.parametrize("cls", ["Piecewise", "NoElse", "StaticFirst"])
+def test_elif_chains_are_one_graph_and_exact_on_every_link(cls):
+    mended_src = _mend(ELIF, "GM101")
+    tree = ast.parse(mended_src)
+    body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)
+    forward = next(n for n in body.body if isinstance(n, ast.FunctionDef) and n.name == "forward")
+    tensor_ifs = [n for n in ast.walk(forward) if isinstance(n, ast.If) and "self.training" not in ast.unparse(n.test)]
+    assert tensor_ifs == []  # every link on tensor data is predicated
+    torch.manual_seed(0)
+    orig = _identity_proj(getattr(_module(ELIF), cls)())
+    mended = _identity_proj(getattr(_module(mended_src), cls)())
+    mended.load_state_dict(orig.state_dict())
+    x0 = ELIF_INPUTS["else"](torch.Generator().manual_seed(9))
+    with torch.no_grad():
+        g0, b0 = _count(orig.eval(), x0)
+    assert b0 >= 1
+    gen = torch.Generator().manual_seed(0)
+    for mode in ("eval", "train"):
+        orig.train(mode == "train")
+        mended.train(mode == "train")
+        torch._dynamo.reset()
+        compiled = torch.compile(mended, backend="eager")
+        for name, make in ELIF_INPUTS.items():
+            x = make(gen)
+            with torch.no_grad():
+                assert _count(mended, x) == (1, 0), (mode, name)
+                assert _same(compiled(x), orig(x)), (mode, name)
+                assert _same(mended(x), orig(x)), (mode, name)
+            # with autograd: the same values and the same input gradients
+            xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+            orig(xa).sum().backward()
+            compiled(xb).sum().backward()
+            assert _same(xb.grad, xa.grad), (mode, name)
+    torch._dynamo.reset()
+    inductor = torch.compile(mended.eval())
+    orig.eval()
+    with torch.no_grad():
+        for make in ELIF_INPUTS.values():
+            x = make(gen)
+            torch.testing.assert_close(inductor(x), orig(x), rtol=0, atol=0)
+
+
+def test_an_elif_link_that_declines_keeps_the_chain_before_it():
+    result = graphmend.fix_source(ELIF, select="GM101")
+    by_line = {d.line: d for d in result.diagnostics if d.code == "GM101"}
+    src = result.source.splitlines()  # the diagnostics left are of the mended text
+    link = next(i for i, line in enumerate(src, 1) if "elif h.mean() < -1:" in line)
+    head = next(i for i in range(link, 0, -1) if src[i - 1].strip() == "if h.sum() > 0:")
+    assert "print" in by_line[link].declined_reason
+    assert f"line {link}" in by_line[head].declined_reason
+    assert "elif h.mean() < -1:" in result.source  # left as written

@@ -425,3 +425,77 @@ def test_tensor_check_keeps_torchs_static_errors():
     assert got[0][0] is want[0][0]
     assert _outcome(g, x)[0][0] is TypeError
     _same(_outcome(f, x), _outcome(g, x))
+
+
+# ---------------------------------------------------------------------------
+# GM302 with `.item()` compared: `assert lengths.max().item() <= slen` (XLM, Flaubert)
+
+
+def _lengths_inputs(seed, lengths=None):
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(0, 16, (2, 6), generator=g)
+    return (ids,) if lengths is None else (ids, torch.tensor(lengths))
+
+
+ITEM_FAILURES = {
+    "": [7, 3],  # longer than the sequence
+    "empty sequence": [0, 3],
+}
+
+
+def test_item_comparisons_in_asserts_are_one_graph_same_errors(tmp_path):
+    original, mended = _pair("GM302", "item_compare", "Lengths", tmp_path)
+    fn, cnt = _compile(original, "count")
+    _outcome(fn, *_lengths_inputs(1))
+    assert len(cnt.graphs) > 1 and _breaks() >= 1  # each .item() breaks the original
+
+    for arity in ("default", "given"):
+        fn, cnt = _compile(mended, "count")
+        for seed in (1, 2):
+            args = _lengths_inputs(seed, None if arity == "default" else [6, 2 + seed])
+            _same(_outcome(fn, *args), _outcome(original, *args))
+            _same(_outcome(mended, *args), _outcome(original, *args))
+        _assert_one_graph(cnt)
+    for message, lengths in ITEM_FAILURES.items():
+        args = _lengths_inputs(3, lengths)
+        want = _outcome(original, *args)
+        assert want[0][:2] == (AssertionError, message)
+        for backend in ("count", "eager", "inductor"):
+            fn, _ = _compile(mended, backend)
+            _same(_outcome(fn, *args), want)
+        _same(_outcome(mended, *args), want)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.bool, torch.float16,
+                                   torch.bfloat16, torch.float32, torch.float64])
+def test_compare_item_is_python_s_comparison(dtype, monkeypatch):
+    # Values where comparing in the tensor's own dtype would round differently
+    # from Python: 0.1 in float32 vs the double 0.1, 2**24 + 1, 2**53 + 1.
+    if dtype == torch.bool:
+        values = [False, True]
+    elif dtype.is_floating_point:
+        values = [0.1, 0.5, 2.0**24 + 1, -3.0, 1.0, 0.0, float("nan"), float("inf")]
+    else:
+        values = [0, 1, 7, 200] + ([-3] if dtype != torch.uint8 else [])
+        values += [2**40 + 1, 2**53 + 1] if dtype == torch.int64 else []
+    others = [0.1, 0.5, 16777217, 2**53 + 1, 2**63, -3, 1, True, 0, 7.0, 6.5, 200, float("nan")]
+    # The tracing path, run eagerly (the same tensor ops the graph holds);
+    # one compiled call below checks that Dynamo takes it without a break.
+    monkeypatch.setattr(_graphmend_rt, "_compiling", lambda: True)
+    for v in values:
+        t = torch.tensor([v], dtype=dtype)
+        for other in others:
+            for op, fn in _graphmend_rt._COMPARISONS.items():
+                got = _graphmend_rt.compare_item(t, op, other)
+                got_r = _graphmend_rt.compare_item(other, op, t, item=1)
+                assert bool(got) == fn(t.item(), other), (dtype, v, other, op)
+                assert bool(got_r) == fn(other, t.item()), (dtype, v, other, op)
+    monkeypatch.undo()
+
+    def f(t, n):
+        return _graphmend_rt.compare_item(t.max(), "<=", n) & _graphmend_rt.compare_item(0, "<", t.min(), item=1)
+
+    fn, cnt = _compile(f, "count")
+    t = torch.tensor(values[:2], dtype=dtype)
+    assert bool(fn(t, 7)) == (t.max().item() <= 7 and 0 < t.min().item())
+    _assert_one_graph(cnt)

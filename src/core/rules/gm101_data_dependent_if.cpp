@@ -62,6 +62,24 @@ is selected with `_graphmend_rt.where(cond, if_true, if_false)`:
   comments on the `if`/`else` lines go above the merged code. A where that
   does not fit the file's longest line is split as black splits calls.
 
+An `if`/`elif`/`else` chain is predicated from its last link up, one link
+per round of the fix loop: the last `elif` becomes an `else:` block holding
+its predicated form, and the link before it is then a plain `if`/`else`
+whose arms select among the wheres already written, so every name ends as
+one nested select:
+
+    if x.sum() > 10:
+        s = x * 0.1
+    elif x.sum() < -10:
+        s = -x
+    else:
+        s = x
+->
+    s = _graphmend_rt.where(x.sum() > 10, x * 0.1, _graphmend_rt.where(x.sum() < -10, -x, x))
+
+Every test of the chain is then evaluated, as every arm is; each must be
+pure and total like the arms.
+
 A branch (without `else`) made only of deferred side effects, i.e. the
 `_graphmend_rt.print/log/warn(...)` calls GM201-GM203 write, becomes their
 conditional forms, decided after the graph (docs/runtime.md):
@@ -102,8 +120,11 @@ gradient. Otherwise it evaluates the original branch, graph break included.
   would change;
 - a name is declared `global` or `nonlocal`;
 - `and`/`or`/`not` over operands not proven bool-valued (`x.sum() and y`);
-- Python-valued operands of `and` together with an `else` branch, `elif`
-  chains, and tests that do not start their line.
+- Python-valued operands of `and` together with an `else` branch, and
+  tests that do not start their line;
+- an `if` whose `elif` is not predicated (see below: the chain is mended
+  from its last link up, so one link that declines keeps the links before
+  it as they are).
 
 ## Example
 Before:
@@ -144,6 +165,8 @@ bool has_break(const ast::Tree& tree, std::span<const NodeId> stmts) {
 }
 
 bool is_elif(const lint::RuleContext& ctx, NodeId stmt) { return ctx.model()->is_elif(stmt); }
+std::uint32_t tree_begin(const lint::RuleContext& ctx, NodeId n) { return ctx.tree().at(n).begin; }
+std::uint32_t tree_end(const lint::RuleContext& ctx, NodeId n) { return ctx.tree().at(n).end; }
 
 // The operand texts of a static `and` prefix joined back with " and ".
 std::string join_and(const lint::RuleContext& ctx, std::span<const NodeId> values) {
@@ -206,15 +229,54 @@ std::string_view runtime_effect(const lint::RuleContext& ctx, NodeId stmt) {
   return {};
 }
 
+// The last `elif` of a chain is replaced by an `else:` block holding what
+// replaces it (the lines one level deeper); the `if` before it then has a
+// plain `else` and is predicated in the next round of the fix loop.
+std::vector<std::string> as_else_block(std::vector<std::string> lines) {
+  std::vector<std::string> out{"else:"};
+  for (std::string& l : lines) out.push_back("    " + std::move(l));
+  return out;
+}
+
 // Replaces the `if` with `lines` (comments inside it kept first) and
 // attaches the fix; false with *why.
 bool replace_in_place(const lint::RuleContext& ctx, NodeId stmt, std::vector<std::string> lines,
                       std::string description, lint::Diagnostic& d, std::string* why,
                       bool keep_comments = true) {
+  if (is_elif(ctx, stmt)) {
+    std::vector<std::string> all;
+    if (keep_comments)
+      for (std::string_view c : edits::comments_in(ctx.file(), tree_begin(ctx, stmt), tree_end(ctx, stmt)))
+        all.emplace_back(c);
+    all.insert(all.end(), lines.begin(), lines.end());
+    lines = as_else_block(std::move(all));
+    keep_comments = false;
+  }
   auto edit = ctx.replace_statement(stmt, lines, keep_comments);
   if (!edit) return *why = "the `if` does not start its line", false;
   gm2::attach_fix(ctx, d, std::move(description), {*edit});
   return true;
+}
+
+// An arm as a layout document. A `_graphmend_rt.where(...)` an earlier round
+// wrote (an `elif` link, or a nested `if`) is laid out again as a call, so a
+// chain ends as one select wrapped as black wraps it, not as the old call's
+// lines pasted inside the new one.
+gm1::Doc arm_doc(const lint::RuleContext& ctx, NodeId e) {
+  const ast::Tree& tree = ctx.tree();
+  if (tree.kind(e) == NodeKind::Call) {
+    const NodeId func = tree.child(e, GM_F(Call, func));
+    const auto q = ctx.model()->qualified_name(func);
+    const auto& r = tree.at(e);
+    if (q && *q == std::string(gm2::kRuntimeModule) + ".where" &&
+        edits::comments_in(ctx.file(), r.begin, r.end).empty()) {
+      std::vector<gm1::Doc> args;
+      for (NodeId a : tree.children(e, GM_F(Call, args))) args.push_back(arm_doc(ctx, a));
+      for (NodeId k : tree.children(e, GM_F(Call, keywords))) args.push_back(gm1::source_doc(ctx, k));
+      return gm1::Doc::call_of(std::string(ctx.text_of(func)) + "(", std::move(args));
+    }
+  }
+  return gm1::source_doc(ctx, e);
 }
 
 struct Assignment {
@@ -513,9 +575,12 @@ class DataDependentIf final : public lint::Rule {
     const ast::Tree& tree = ctx.tree();
     const auto orelse = tree.children(stmt, GM_F(If, orelse));
     if (!func) return why = "not inside a function", false;
-    if (is_elif(ctx, stmt) ||
-        (orelse.size() == 1 && tree.kind(orelse[0]) == NodeKind::If && is_elif(ctx, orelse[0])))
-      return why = "an `elif` chain (not predicated yet)", false;
+    // An `elif` chain is predicated from its last `elif` up, one link per
+    // round of the fix loop: this test waits until the `elif` after it is.
+    if (orelse.size() == 1 && tree.kind(orelse[0]) == NodeKind::If && is_elif(ctx, orelse[0]))
+      return why = "the `elif` on line " + std::to_string(gm1::line_of(ctx, tree.at(orelse[0]).begin)) +
+                   " after it is not predicated (an `elif` chain is predicated from its last link up)",
+             false;
     if (!statics.empty() && !orelse.empty())
       return why = "Python-valued `and` operands together with an `else` branch", false;
 
@@ -710,7 +775,7 @@ class DataDependentIf final : public lint::Rule {
       for (const Merge::Where& w : plan->wheres) {
         gm1::Doc arm[2];
         for (int b = 0; b < 2; ++b)
-          arm[b] = w.arm[b] ? gm1::source_doc(ctx, w.arm[b]) : gm1::Doc::atom(w.spelling);
+          arm[b] = w.arm[b] ? arm_doc(ctx, w.arm[b]) : gm1::Doc::atom(w.spelling);
         if (negate) std::swap(arm[0], arm[1]);
         const gm1::Doc where = gm1::where_doc(gm1::Doc::atom(cond_ref), std::move(arm[0]),
                                               std::move(arm[1]), purity.grad_safe);
@@ -718,6 +783,7 @@ class DataDependentIf final : public lint::Rule {
       }
       const auto own = edits::statement_indentation(ctx.text(), sb);
       if (!own) return why = "the `if` does not start its line", false;
+      if (is_elif(ctx, stmt)) out_lines = as_else_block(std::move(out_lines));
       gm2::attach_fix(ctx, d, "Predicate the branch with `_graphmend_rt.where`",
                       {edits::Edit::replace(sb, end, edits::render_lines(out_lines, *own, ctx.style()))});
       return true;

@@ -211,10 +211,10 @@ class TensorGuardRaise final : public lint::Rule {
     const sema::Model& m = *ctx.model();
     const NodeId test = tree.child(guard, GM_F(If, test));
     const gm3::Condition cond = gm3::analyze_condition(ctx, test);
-    const bool equal_guard = cond.equal != gm3::Condition::Equal::None;
     auto& d = sink.report(tree.at(test).begin, tree.at(test).end,
                           "validation guard on tensor data breaks the graph");
-    d.why = equal_guard
+    d.why = cond.equal == gm3::Condition::Equal::Item ? std::string(gm3::kItemWhy)
+            : cond.equal != gm3::Condition::Equal::None
                 ? "torch.equal returns a Python bool computed from tensor data: Dynamo breaks "
                   "the graph there (Data dependent operator, GB0033) and runs the check eagerly"
                 : "Dynamo cannot branch on tensor data: the `if` breaks the graph "

@@ -18,8 +18,10 @@ constexpr std::string_view kDoc = R"md(# GM302 tensor-assert
 Inside a compiled region, `assert COND` or `assert COND, msg` where `COND` is
 tensor data, recognised as in GM301: a proven tensor, a comparison with a
 reduction (`x.sum() == n`, `x.abs().max() < tol`), `.any()` / `.all()`,
-`torch.equal`, and these under `not` / `and` / `or`. Asserts on shapes,
-lengths, types and `None` are Python-level and not reported.
+`torch.equal`, and these under `not` / `and` / `or`, and one comparison
+with `t.item()` on either side (`assert lengths.max().item() <= slen`).
+Asserts on shapes, lengths, types and `None` are Python-level and not
+reported.
 
 ## Why it matters under torch.compile
 What happens depends on the form (measured on torch 2.13, CPU):
@@ -50,6 +52,14 @@ For a constant or absent message:
     assert not COND      ->   if __debug__: _graphmend_rt.trap_if(COND, AssertionError)
 
 `assert [not] torch.equal(a, b)` passes `_graphmend_rt.equal(a, b)`.
+`assert t.item() <= n` passes `_graphmend_rt.compare_item(t, "<=", n)`
+(`n <= t.item()`: `compare_item(n, "<=", t, item=1)`): while tracing, the
+comparison is made on the tensor whenever that gives Python's answer for
+every value (float64 for floating tensors against floats, bools and ints of
+magnitude at most 2**53; int64 for bool and integer tensors against ints in
+int64's range), else the runtime takes the original `.item()`; eagerly it
+is exactly the original comparison. The other operand must be a plain
+name, constant or attribute: it is now evaluated before the `.item()`.
 `if __debug__:` keeps the behaviour under `python -O` (the condition is not
 evaluated). When the one-line form does not fit the file's longest line,
 the call goes inside the `if __debug__:` block, split as black splits
@@ -138,6 +148,8 @@ class TensorAssert final : public lint::Rule {
           "torch._assert_async: it breaks the graph (Data-dependent branching, GB0170)";
     else if (!cond.declined.empty())
       d.why = std::string(kBranch) + "it breaks the graph (Data-dependent branching, GB0170)";
+    else if (cond.equal == gm3::Condition::Equal::Item)
+      d.why = gm3::kItemWhy;
     else if (cond.equal != gm3::Condition::Equal::None)
       d.why =
           "torch.equal returns a Python bool computed from tensor data: Dynamo breaks the "

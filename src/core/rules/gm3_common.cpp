@@ -129,6 +129,59 @@ bool is_rich_comparison(NodeKind k) {
          k == NodeKind::Gt || k == NodeKind::GtE;
 }
 
+std::string_view comparison_text(NodeKind k) {
+  switch (k) {
+    case NodeKind::Eq: return "==";
+    case NodeKind::NotEq: return "!=";
+    case NodeKind::Lt: return "<";
+    case NodeKind::LtE: return "<=";
+    case NodeKind::Gt: return ">";
+    default: return ">=";
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// `t.item()` with no arguments, t not proven a non-tensor: its receiver,
+// else None.
+NodeId item_receiver(const sema::Model& m, NodeId e) {
+  const auto& tree = m.tree();
+  if (tree.kind(e) != NodeKind::Call || !tree.children(e, GM_F(Call, args)).empty() ||
+      !tree.children(e, GM_F(Call, keywords)).empty())
+    return {};
+  const NodeId func = tree.child(e, GM_F(Call, func));
+  if (tree.kind(func) != NodeKind::Attribute ||
+      tree.text(tree.field(func, GM_F(Attribute, attr))) != "item")
+    return {};
+  const NodeId recv = tree.child(func, GM_F(Attribute, value));
+  if (m.tensor_evidence(recv) == sema::TensorEvidence::NotTensor) return {};
+  return recv;
+}
+
+// An operand whose evaluation has no effect and cannot raise in a way that
+// depends on when it runs: names, constants, attribute chains and constant
+// subscripts of those, a sign applied to one. `compare_item` evaluates it
+// before the `.item()` it was compared with.
+bool plain_operand(const ast::Tree& tree, NodeId e) {
+  switch (tree.kind(e)) {
+    case NodeKind::Name:
+    case NodeKind::Constant:
+      return true;
+    case NodeKind::Attribute:
+      return plain_operand(tree, tree.child(e, GM_F(Attribute, value)));
+    case NodeKind::Subscript:
+      return plain_operand(tree, tree.child(e, GM_F(Subscript, value))) &&
+             tree.kind(tree.child(e, GM_F(Subscript, slice))) == NodeKind::Constant;
+    case NodeKind::UnaryOp:
+      return op_of(tree, e, GM_F(UnaryOp, op)) != NodeKind::Not &&
+             plain_operand(tree, tree.child(e, GM_F(UnaryOp, operand)));
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 bool tensor_evidence(const sema::Model& m, NodeId e) {
@@ -143,8 +196,9 @@ bool tensor_evidence(const sema::Model& m, NodeId e) {
       for (NodeId op : tree.raw_list(e, GM_F(Compare, ops)))
         if (!is_rich_comparison(static_cast<NodeKind>(op.index))) return false;
       if (operand_evidence(m, tree.child(e, GM_F(Compare, left)))) return true;
+      if (item_receiver(m, tree.child(e, GM_F(Compare, left)))) return true;
       for (NodeId c : tree.children(e, GM_F(Compare, comparators)))
-        if (operand_evidence(m, c)) return true;
+        if (operand_evidence(m, c) || item_receiver(m, c)) return true;
       return false;
     }
     case NodeKind::UnaryOp:
@@ -208,6 +262,24 @@ Condition analyze_condition(const lint::RuleContext& ctx, NodeId test) {
     }
   });
   if (!c.declined.empty()) return c;
+  if (tree.kind(c.expr) == NodeKind::Compare) {
+    const NodeId sides[2] = {tree.child(c.expr, GM_F(Compare, left)),
+                             tree.children(c.expr, GM_F(Compare, comparators))[0]};
+    for (int side = 0; side < 2; ++side) {
+      if (!item_receiver(m, sides[side]) || operand_evidence(m, sides[1 - side])) continue;
+      if (!is_rich_comparison(static_cast<NodeKind>(tree.raw_list(c.expr, GM_F(Compare, ops))[0].index)))
+        break;
+      if (!plain_operand(tree, sides[1 - side])) {
+        c.declined = "`" + std::string(ctx.text_of(sides[1 - side])) +
+                     "` is compared with `.item()` and is not a plain name, constant or "
+                     "attribute (it would be evaluated before the `.item()`)";
+        return c;
+      }
+      c.equal = Condition::Equal::Item;
+      c.item_side = side;
+      return c;
+    }
+  }
   switch (equal_kind(m, c.expr)) {
     case EqualKind::None:
       break;
@@ -241,6 +313,25 @@ std::vector<Piece> condition_pieces(const lint::RuleContext& ctx, const Conditio
   switch (c.equal) {
     case Condition::Equal::None:
       return {Piece::source(e.begin, e.end)};
+    case Condition::Equal::Item: {
+      const NodeId left = tree.child(c.expr, GM_F(Compare, left));
+      const NodeId right = tree.children(c.expr, GM_F(Compare, comparators))[0];
+      const auto op = static_cast<NodeKind>(tree.raw_list(c.expr, GM_F(Compare, ops))[0].index);
+      auto side = [&](NodeId n, bool item) {
+        if (item) n = tree.child(tree.child(n, GM_F(Call, func)), GM_F(Attribute, value));
+        return Piece::source(tree.at(n).begin, tree.at(n).end);
+      };
+      std::vector<Piece> out{Piece::literal(std::string(gm2::kRuntimeAlias) + ".compare_item("),
+                             side(left, c.item_side == 0), Piece::separator(),
+                             Piece::literal(std::string(ctx.quote(comparison_text(op)))),
+                             Piece::separator(), side(right, c.item_side == 1)};
+      if (c.item_side == 1) {
+        out.push_back(Piece::separator());
+        out.push_back(Piece::literal("item=1"));
+      }
+      out.push_back(Piece::literal(")"));
+      return out;
+    }
     case Condition::Equal::Function: {
       const auto paren = gm2::open_paren(ctx, c.expr);
       if (!paren) {

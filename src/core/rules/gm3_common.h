@@ -31,17 +31,28 @@ using ast::NodeId;
 
 // Whether the guard condition `test` is tensor data (see 1. above). Looks
 // through `not`, `and` and `or`, so that combined conditions are reported
-// (and then declined).
+// (and then declined). A comparison with `t.item()` counts (the `.item()`
+// reads tensor data) unless `t` is proven not a tensor.
 bool tensor_evidence(const sema::Model& m, NodeId test);
 
 // What the trap gets as its condition.
 struct Condition {
   NodeId expr;           // COND, after stripping one outermost `not`
   bool negated = false;  // there was an outermost `not`
-  enum class Equal : std::uint8_t { None, Function, Method } equal = Equal::None;
+  // Function / Method: `torch.equal(a, b)` / `a.equal(b)`. Item: a single
+  // comparison with `t.item()` on one side (`item_side` 0: left, 1: right),
+  // passed as `_graphmend_rt.compare_item(left, "op", right[, item=1])`.
+  enum class Equal : std::uint8_t { None, Function, Method, Item } equal = Equal::None;
+  int item_side = 0;
   std::string declined;  // non-empty: why it cannot be passed as is
 };
 Condition analyze_condition(const lint::RuleContext& ctx, NodeId test);
+
+// Why a guard comparing `t.item()` breaks the graph.
+inline constexpr std::string_view kItemWhy =
+    "`.item()` reads tensor data into a Python scalar: Dynamo breaks the graph there "
+    "(Unsupported Tensor.item() call with capture_scalar_outputs=False, GB0124) and the check "
+    "runs eagerly";
 
 // A constant argument of an exception or an assert message: str / bytes /
 // number / bool / None constants (implicit concatenation included), f-strings

@@ -128,7 +128,8 @@ struct FnInfo {
 };
 
 struct CallPlan {
-  enum Kind : std::uint8_t { Unknown, Torch, Builtin, Method, InFile, Constructor, TorchClass };
+  // Select: `_graphmend_rt.where(cond, a, b)`, which is `a if cond else b`.
+  enum Kind : std::uint8_t { Unknown, Torch, Builtin, Method, InFile, Constructor, TorchClass, Select };
   Kind kind = Unknown;
   CallInfo info;
   std::string_view name;       // builtin / method / torch function tail
@@ -670,6 +671,10 @@ class FactsPass {
       if (qa) p.arg0_dtype = dtype_from_qualified(*qa);
     }
     const auto q = m_.qualified_name(func);
+    if (q && *q == "graphmend.runtime.where") {
+      p.kind = CallPlan::Select;
+      return p;
+    }
     if (q && starts_with(*q, "torch.")) {
       p.kind = CallPlan::Torch;
       p.info = torch_function(*q);
@@ -931,6 +936,9 @@ class FactsPass {
       case CallPlan::TorchClass:
       case CallPlan::Constructor:
         return other();
+      case CallPlan::Select:  // the arm it returns, as for `a if cond else b`
+        if (args.size() < 3) return top();
+        return join(m_.facts_[args[1].index], m_.facts_[args[2].index]);
       case CallPlan::Builtin: {
         const std::string_view n = p.name;
         if (n == "len" || n == "int" || n == "hash" || n == "id" || n == "ord") return other(RF::kInt);
