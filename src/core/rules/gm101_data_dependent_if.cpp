@@ -124,7 +124,8 @@ gradient. Otherwise it evaluates the original branch, graph break included.
   tests that do not start their line;
 - an `if` whose `elif` is not predicated (see below: the chain is mended
   from its last link up, so one link that declines keeps the links before
-  it as they are).
+  it as they are), and chains of more than 8 links (one link is mended per
+  round of the fix loop; the rounds and the nesting stay bounded).
 
 ## Example
 Before:
@@ -165,6 +166,25 @@ bool has_break(const ast::Tree& tree, std::span<const NodeId> stmts) {
 }
 
 bool is_elif(const lint::RuleContext& ctx, NodeId stmt) { return ctx.model()->is_elif(stmt); }
+// The number of tests of the `if`/`elif` chain `stmt` belongs to (1 for a
+// plain `if`).
+constexpr std::size_t kMaxElifLinks = 8;
+// Counts at most kMaxElifLinks + 1 (enough to decline), walking from `stmt`
+// both ways, so a long chain costs O(1) per link.
+std::size_t chain_links(const lint::RuleContext& ctx, NodeId stmt) {
+  const ast::Tree& tree = ctx.tree();
+  const sema::Model& m = *ctx.model();
+  std::size_t n = 1;
+  for (NodeId cur = stmt; n <= kMaxElifLinks && m.is_elif(cur); cur = m.parent(cur)) ++n;
+  for (NodeId cur = stmt; n <= kMaxElifLinks;) {
+    const auto orelse = tree.children(cur, GM_F(If, orelse));
+    if (orelse.size() != 1 || tree.kind(orelse[0]) != NodeKind::If || !m.is_elif(orelse[0])) break;
+    cur = orelse[0];
+    ++n;
+  }
+  return n;
+}
+
 std::uint32_t tree_begin(const lint::RuleContext& ctx, NodeId n) { return ctx.tree().at(n).begin; }
 std::uint32_t tree_end(const lint::RuleContext& ctx, NodeId n) { return ctx.tree().at(n).end; }
 
@@ -576,7 +596,14 @@ class DataDependentIf final : public lint::Rule {
     const auto orelse = tree.children(stmt, GM_F(If, orelse));
     if (!func) return why = "not inside a function", false;
     // An `elif` chain is predicated from its last `elif` up, one link per
-    // round of the fix loop: this test waits until the `elif` after it is.
+    // round of the fix loop, so only short chains are: the rounds stay
+    // bounded (a 20,000-link chain would take 20,000 rounds) and so does the
+    // depth of the nested where.
+    if (const std::size_t links = chain_links(ctx, stmt); links > kMaxElifLinks)
+      return why = "an `elif` chain of more than " + std::to_string(links - 1) + " links (at most " +
+                   std::to_string(kMaxElifLinks) + " are predicated, one link per round)",
+             false;
+    // This test waits until the `elif` after it is predicated.
     if (orelse.size() == 1 && tree.kind(orelse[0]) == NodeKind::If && is_elif(ctx, orelse[0]))
       return why = "the `elif` on line " + std::to_string(gm1::line_of(ctx, tree.at(orelse[0]).begin)) +
                    " after it is not predicated (an `elif` chain is predicated from its last link up)",
