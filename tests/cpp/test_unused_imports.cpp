@@ -62,5 +62,35 @@ TEST(UnusedImports, AliasedOrDottedImportsAreKept) {
   }
 }
 
+
+// `from warnings import warn` rewritten away: removed when `warnings` is still
+// imported by another statement (its module import, and side effects, stay),
+// kept when it is the module's only import, when its name is in a string, or
+// when the statement binds several names.
+constexpr const char* kFromClass =
+    "\n\nclass M(nn.Module):\n    def forward(self, x):\n"
+    "        warn(\"slow path\")\n        return x + 1\n";
+
+TEST(UnusedImports, AFromImportGoesWhenItsModuleIsStillImported) {
+  const std::string in = std::string("import warnings\nfrom warnings import warn\n\nimport torch\n"
+                                     "from torch import nn\n\nwarnings.simplefilter(\"once\")\n") +
+                         kFromClass;
+  const std::string out = fix_text("GM203", in);
+  EXPECT_NE(out.find("_graphmend_rt.warn("), std::string::npos);
+  EXPECT_EQ(out.find("from warnings import warn"), std::string::npos) << out;
+}
+
+TEST(UnusedImports, AFromImportIsKeptOtherwise) {
+  for (const std::string& head :
+       {std::string("from warnings import warn\n"),                  // the module's only import
+        std::string("import warnings\nfrom warnings import warn, catch_warnings\n"),  // two names
+        std::string("import warnings\nfrom warnings import warn\nDOC = \"call warn\"\n")}) {
+    const std::string in = head + "\nimport torch\nfrom torch import nn\n" + kFromClass;
+    const std::string out = fix_text("GM203", in);
+    EXPECT_NE(out.find("_graphmend_rt.warn("), std::string::npos) << head;
+    EXPECT_NE(out.find("from warnings import warn"), std::string::npos) << head;
+  }
+}
+
 }  // namespace
 }  // namespace gm::rules
