@@ -20,6 +20,8 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 import graphmend
 import pytest
@@ -272,7 +274,12 @@ def test_ctrl_c_says_which_files_were_changed(project, capsys, print_code, monke
         real_write(path, data, **kw)
         count.append(path)
         if len(count) == 2:
-            os.kill(os.getpid(), signal.SIGINT)
+            # Ctrl-C, handled by the main thread: send it there (a signal
+            # sent to the process may land on this worker thread), and give
+            # the main thread time to take it before this worker goes on, as
+            # a user's Ctrl-C arrives while the run is still busy.
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+            time.sleep(0.3)
 
     monkeypatch.setattr(lint, "write_atomically", write_then_ctrl_c)
     rc, out, err = run(capsys, "fix", "-j", "1", ".")
