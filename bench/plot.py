@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from typing import Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -174,11 +175,14 @@ def plot_arms(doc: dict, out: str) -> None:
     meta = doc.get("meta") or {}
     title = "Graph-break events per arm"
     if isinstance(doc.get("modes"), dict):
-        title += (" on the survey's breaking pairs (pairs each arm and the original both ran)"
-                  + ("\n" + "\n".join(__import__("textwrap").wrap(meta["note"], 100)) if meta.get("note") else ""))
+        # Wrapped to the figure's width: the note (where the records come
+        # from) can be a long sentence.
+        title = "\n".join(textwrap.wrap(title + " on the survey's breaking pairs (pairs each arm and the "
+                                         "original both ran)" + (f"; {meta['note']}" if meta.get("note") else ""),
+                                         90))
     else:
         title += " (torchvision rows, CPU, random weights)"
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=8 if "\n" in title else 10)
     ax.set_ylabel("break events")
     ax.set_xticks(list(range(n)))
     ax.set_xticklabels(groups, rotation=0 if n < 5 else 30, ha="center" if n < 5 else "right", fontsize=9)
