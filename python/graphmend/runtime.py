@@ -33,6 +33,7 @@ How this was chosen (torch 2.13) is in docs/runtime.md, section "Mechanism".
 from __future__ import annotations
 
 import builtins as _builtins
+import operator as _operator
 import sys as _sys
 import types as _types
 
@@ -562,12 +563,12 @@ def _check_tensor_all(cond, message=None):
 
 
 _COMPARISONS = {
-    "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b,
-    "==": lambda a, b: a == b,
-    "!=": lambda a, b: a != b,
+    "<": _operator.lt,
+    "<=": _operator.le,
+    ">": _operator.gt,
+    ">=": _operator.ge,
+    "==": _operator.eq,
+    "!=": _operator.ne,
 }
 
 _INT64 = (-(2**63), 2**63 - 1)

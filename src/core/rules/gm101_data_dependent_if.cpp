@@ -166,11 +166,11 @@ bool has_break(const ast::Tree& tree, std::span<const NodeId> stmts) {
 }
 
 bool is_elif(const lint::RuleContext& ctx, NodeId stmt) { return ctx.model()->is_elif(stmt); }
-// The number of tests of the `if`/`elif` chain `stmt` belongs to (1 for a
-// plain `if`).
 constexpr std::size_t kMaxElifLinks = 8;
-// Counts at most kMaxElifLinks + 1 (enough to decline), walking from `stmt`
-// both ways, so a long chain costs O(1) per link.
+
+// The number of tests of the `if`/`elif` chain `stmt` belongs to (1 for a
+// plain `if`), counted to at most kMaxElifLinks + 1 (enough to decline) by
+// walking from `stmt` both ways, so a long chain costs O(1) per link.
 std::size_t chain_links(const lint::RuleContext& ctx, NodeId stmt) {
   const ast::Tree& tree = ctx.tree();
   const sema::Model& m = *ctx.model();
@@ -185,8 +185,6 @@ std::size_t chain_links(const lint::RuleContext& ctx, NodeId stmt) {
   return n;
 }
 
-std::uint32_t tree_begin(const lint::RuleContext& ctx, NodeId n) { return ctx.tree().at(n).begin; }
-std::uint32_t tree_end(const lint::RuleContext& ctx, NodeId n) { return ctx.tree().at(n).end; }
 
 // The operand texts of a static `and` prefix joined back with " and ".
 std::string join_and(const lint::RuleContext& ctx, std::span<const NodeId> values) {
@@ -265,9 +263,9 @@ bool replace_in_place(const lint::RuleContext& ctx, NodeId stmt, std::vector<std
                       bool keep_comments = true) {
   if (is_elif(ctx, stmt)) {
     std::vector<std::string> all;
+    const auto& r = ctx.tree().at(stmt);
     if (keep_comments)
-      for (std::string_view c : edits::comments_in(ctx.file(), tree_begin(ctx, stmt), tree_end(ctx, stmt)))
-        all.emplace_back(c);
+      for (std::string_view c : edits::comments_in(ctx.file(), r.begin, r.end)) all.emplace_back(c);
     all.insert(all.end(), lines.begin(), lines.end());
     lines = as_else_block(std::move(all));
     keep_comments = false;
@@ -282,9 +280,12 @@ bool replace_in_place(const lint::RuleContext& ctx, NodeId stmt, std::vector<std
 // wrote (an `elif` link, or a nested `if`) is laid out again as a call, so a
 // chain ends as one select wrapped as black wraps it, not as the old call's
 // lines pasted inside the new one.
+thread_local int arm_depth = 0;  // ast::DepthGuard's counter: wheres nested in the source
+
 gm1::Doc arm_doc(const lint::RuleContext& ctx, NodeId e) {
   const ast::Tree& tree = ctx.tree();
-  if (tree.kind(e) == NodeKind::Call) {
+  const ast::DepthGuard guard(arm_depth);
+  if (tree.kind(e) == NodeKind::Call && !guard.exceeded()) {
     const NodeId func = tree.child(e, GM_F(Call, func));
     const auto q = ctx.model()->qualified_name(func);
     const auto& r = tree.at(e);

@@ -88,23 +88,18 @@ class TensorCheckCall final : public lint::Rule {
   void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
     const sema::Model* model = ctx.model();
     if (model == nullptr) return;
-    const auto& tree = ctx.tree();
-    std::vector<std::pair<NodeId, std::string_view>> calls;
     gm2::for_each_region_call(ctx, [&](NodeId call) {
       const auto q = gm45::callee_name(*model, call);
       if (!q) return;
-      if (*q == "torch._check_tensor_all") calls.emplace_back(call, "check_tensor_all");
-      else if (*q == "torch._check_tensor_all_with") calls.emplace_back(call, "check_tensor_all_with");
+      std::string_view helper;
+      if (*q == "torch._check_tensor_all") helper = "check_tensor_all";
+      else if (*q == "torch._check_tensor_all_with") helper = "check_tensor_all_with";
+      else return;
+      // The fix takes the statement form: an expression statement of the call.
+      const NodeId parent = model->parent(call);
+      const bool own = parent && ctx.tree().kind(parent) == NodeKind::Expr;
+      report(ctx, sink, call, own ? parent : NodeId{}, helper);
     });
-    if (calls.empty()) return;
-    // Expression statements whose value is the call: the form the fix takes.
-    std::vector<NodeId> statement_of(tree.node_count() + 1, NodeId{});
-    ast::preorder(tree, tree.root(), [&](NodeId n) {
-      if (tree.kind(n) != NodeKind::Expr) return;
-      if (const NodeId v = tree.child(n, GM_F(Expr, value))) statement_of[v.index] = n;
-    });
-    for (const auto& [call, helper] : calls)
-      report(ctx, sink, call, statement_of[call.index], helper);
   }
 
  private:
@@ -122,11 +117,10 @@ class TensorCheckCall final : public lint::Rule {
       d.declined_reason = "the call is not a statement of its own (its result is used)";
       return;
     }
-    for (NodeId a : tree.children(call, GM_F(Call, args)))
-      if (tree.kind(a) == NodeKind::Starred) {
-        d.declined_reason = "the call has `*args`";
-        return;
-      }
+    if (gm3::has_starred(tree, tree.children(call, GM_F(Call, args)))) {
+      d.declined_reason = "the call has `*args`";
+      return;
+    }
     if (gm45::has_double_star(tree, call)) {
       d.declined_reason = "the call has `**kwargs`";
       return;

@@ -39,12 +39,6 @@ bool is_module_ref(const sema::Model& m, NodeId e) {
   return q && !q->starts_with("builtins.");
 }
 
-bool has_starred(const ast::Tree& tree, std::span<const NodeId> args) {
-  for (NodeId a : args)
-    if (tree.kind(a) == NodeKind::Starred) return true;
-  return false;
-}
-
 // The result of a call of a function imported from elsewhere than torch
 // (`np.asarray(v)`, `math.fsum(v)`): not a tensor as far as syntax tells.
 bool foreign_value(const sema::Model& m, NodeId e) {
@@ -140,10 +134,6 @@ std::string_view comparison_text(NodeKind k) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // `t.item()` with no arguments, t not proven a non-tensor: its receiver,
 // else None.
 NodeId item_receiver(const sema::Model& m, NodeId e) {
@@ -165,24 +155,35 @@ NodeId item_receiver(const sema::Model& m, NodeId e) {
 // subscripts of those, a sign applied to one. `compare_item` evaluates it
 // before the `.item()` it was compared with.
 bool plain_operand(const ast::Tree& tree, NodeId e) {
-  switch (tree.kind(e)) {
-    case NodeKind::Name:
-    case NodeKind::Constant:
-      return true;
-    case NodeKind::Attribute:
-      return plain_operand(tree, tree.child(e, GM_F(Attribute, value)));
-    case NodeKind::Subscript:
-      return plain_operand(tree, tree.child(e, GM_F(Subscript, value))) &&
-             tree.kind(tree.child(e, GM_F(Subscript, slice))) == NodeKind::Constant;
-    case NodeKind::UnaryOp:
-      return op_of(tree, e, GM_F(UnaryOp, op)) != NodeKind::Not &&
-             plain_operand(tree, tree.child(e, GM_F(UnaryOp, operand)));
-    default:
-      return false;
+  for (;;) {  // iterative: an attribute chain can be as long as the file
+    switch (tree.kind(e)) {
+      case NodeKind::Name:
+      case NodeKind::Constant:
+        return true;
+      case NodeKind::Attribute:
+        e = tree.child(e, GM_F(Attribute, value));
+        break;
+      case NodeKind::Subscript:
+        if (tree.kind(tree.child(e, GM_F(Subscript, slice))) != NodeKind::Constant) return false;
+        e = tree.child(e, GM_F(Subscript, value));
+        break;
+      case NodeKind::UnaryOp:
+        if (op_of(tree, e, GM_F(UnaryOp, op)) == NodeKind::Not) return false;
+        e = tree.child(e, GM_F(UnaryOp, operand));
+        break;
+      default:
+        return false;
+    }
   }
 }
 
 }  // namespace
+
+bool has_starred(const ast::Tree& tree, std::span<const NodeId> args) {
+  for (NodeId a : args)
+    if (tree.kind(a) == NodeKind::Starred) return true;
+  return false;
+}
 
 bool tensor_evidence(const sema::Model& m, NodeId e) {
   const ast::DepthGuard guard(evidence_depth);

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,9 @@
 namespace gm::rules::gm3 {
 
 using ast::NodeId;
+
+// Whether a call's positional arguments include `*args`.
+bool has_starred(const ast::Tree& tree, std::span<const NodeId> args);
 
 // Whether the guard condition `test` is tensor data (see 1. above). Looks
 // through `not`, `and` and `or`, so that combined conditions are reported
