@@ -9,15 +9,8 @@ import graphmend
 import pytest
 from graphmend import _core, lint
 
-SAMPLE = (
-    "import torch\n"
-    "\n"
-    "\n"
-    "class M(torch.nn.Module):\n"
-    "    def forward(self, x):\n"
-    "        print(\"x\", x)\n"
-    "        return x + 1\n"
-)
+from _cli_cases import SAMPLE
+
 CLEAN = "def f(x):\n    return x + 1\n"
 
 

@@ -18,7 +18,6 @@ line of the original in place (only the runtime import is added). Then:
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import os
 import pathlib
@@ -32,6 +31,7 @@ torch = pytest.importorskip("torch")
 graphmend = pytest.importorskip("graphmend")
 
 import graphmend.runtime as _graphmend_rt  # noqa: E402
+from _torch_cases import load_file  # noqa: E402
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "rules"
 IMPORT = "import graphmend.runtime as _graphmend_rt"
@@ -62,12 +62,7 @@ def _mend(code: str, stem: str) -> tuple[str, str]:
 def _load(text: str, tmp_path: pathlib.Path, tag: str):
     path = tmp_path / f"{tag}_{uuid.uuid4().hex}.py"
     path.write_text(text)
-    name = f"gm3_case_{uuid.uuid4().hex}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_file(path, "gm3_case")
 
 
 def _pair(code, stem, cls, tmp_path):
