@@ -16,7 +16,10 @@ Two families, documented precisely in ``docs/runtime.md``:
   ``same_shape`` helpers for ``torch.equal`` guards;
 * predication ([Where]): ``where``, the data-dependent ``if`` as one select;
 * range guards ([Range]): ``above``, ``at_most``, the Python-level condition
-  under which a comparison of a random draw is constant (GM105).
+  under which a comparison of a random draw is constant (GM105);
+* masked reductions and copies ([Masked]): ``masked_reduce``,
+  ``x[mask].sum()`` and its kin as one fixed-shape reduction, and
+  ``masked_copy``, ``y[mask] = x[mask]`` as one ``torch.where`` (GM404).
 
 Outside compilation every function does exactly what the original statement
 did, immediately.  While TorchDynamo traces a function, the call is instead
@@ -51,6 +54,8 @@ __all__ = [  # noqa: F822
     "item",
     "log",
     "log_if",
+    "masked_copy",
+    "masked_reduce",
     "pending",
     "print",
     "print_if",
@@ -688,6 +693,147 @@ def _where(cond, if_true, if_false, grad_safe=True):
 
 
 # ---------------------------------------------------------------------------
+# public API: masked reductions
+
+# What an element outside the mask becomes, per reduction: it must leave the
+# reduction's result unchanged ("low"/"high": the dtype's lowest/highest value).
+_REDUCE_FILL = {
+    "sum": 0,
+    "nansum": 0,
+    "mean": 0,
+    "count_nonzero": 0,
+    "any": 0,
+    "prod": 1,
+    "all": 1,
+    "amax": "low",
+    "max": "low",
+    "amin": "high",
+    "min": "high",
+}
+# Reductions that raise on an empty selection.
+_REDUCE_NONEMPTY = frozenset(["amax", "max", "amin", "min"])
+# Exact for every real dtype: they only ask which elements are nonzero.
+_REDUCE_LOGICAL = frozenset(["any", "all", "count_nonzero"])
+# Differentiable reductions whose gradient, through the masked form, is the
+# original's (1 or 1/n at the selected elements, 0 elsewhere).
+_REDUCE_GRAD = frozenset(["sum", "nansum", "mean"])
+
+
+def _integer_dtypes(torch):
+    return (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+
+
+def _reduce_fill(torch, x, op):
+    fill = _REDUCE_FILL[op]
+    if fill not in ("low", "high"):
+        return bool(fill) if x.dtype == torch.bool else fill
+    high = fill == "high"
+    if x.dtype == torch.bool:
+        return high
+    if x.dtype.is_floating_point:
+        return float("inf") if high else -float("inf")
+    info = torch.iinfo(x.dtype)
+    return info.max if high else info.min
+
+
+def _reduce_failure(op, shape, dtype, device):
+    """What ``x[mask].<op>()`` raises when the mask selects nothing: torch's
+    own exception, from the same reduction of an empty tensor of that shape."""
+    torch = _sys.modules["torch"]
+    try:
+        getattr(torch.empty(shape, dtype=dtype, device=device), op)()
+    except BaseException as e:  # noqa: BLE001 - torch's exception, returned to be raised
+        return e
+    return RuntimeError(f"graphmend.runtime: {op}() of an empty selection did not fail")  # pragma: no cover
+
+
+def _masked_full(torch, x, mask, op, exact):
+    """``x[mask].<op>()`` as a reduction over all of ``x``, or None when that is
+    not provably the same (or, with ``exact=False``, the same up to rounding)."""
+    tensor = torch.Tensor
+    if type(x) not in (tensor, torch.nn.Parameter) or type(mask) is not tensor:
+        return None  # a subclass may index or reduce differently
+    if mask.dtype != torch.bool or not 1 <= mask.ndim <= x.ndim or mask.device != x.device:
+        return None
+    if tuple(x.shape[: mask.ndim]) != tuple(mask.shape):
+        return None  # x[mask] raises: keep the original's error
+    integer = x.dtype in _integer_dtypes(torch)
+    if not integer and x.dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        return None
+    if not (op in _REDUCE_LOGICAL or (integer and op != "mean") or (not integer and not exact)):
+        return None
+    if torch.is_grad_enabled() and x.requires_grad and op not in _REDUCE_GRAD | _REDUCE_LOGICAL:
+        return None
+    inner = 1
+    for size in x.shape[mask.ndim:]:
+        inner *= size
+    if op in _REDUCE_NONEMPTY and (inner == 0 or mask.numel() == 0):
+        return None  # the selection is always empty: the original raises now
+    keep = mask.reshape(tuple(mask.shape) + (1,) * (x.ndim - mask.ndim))
+    full = x.masked_fill(keep.logical_not(), _reduce_fill(torch, x, op))
+    if op == "mean":
+        return full.sum() / (mask.sum() * inner)
+    if op in _REDUCE_NONEMPTY:
+        _trap_if(mask.logical_not().all(), _reduce_failure, op,
+                 (0,) + tuple(x.shape[mask.ndim:]), x.dtype, x.device)
+    return getattr(full, op)()
+
+
+def _masked_reduce(x, mask, op, exact=True):
+    """``x[mask].<op>()``; one fixed-shape reduction when compiled.
+
+    Eagerly: exactly that.  While tracing, ``x.masked_fill(~mask, fill).<op>()``
+    when it provably gives the same tensor (see docs/runtime.md, [Masked]):
+    boolean ``mask`` of ``x``'s leading shape, on its device; ``any``, ``all``
+    and ``count_nonzero`` of any real dtype, the other reductions of bool and
+    integer dtypes; with ``exact=False`` also floating ``sum``, ``nansum``,
+    ``prod``, ``mean``, ``amax``/``amin``/``max``/``min``, whose summation
+    order (or, for max and min, the sign of a zero result) may differ.  An
+    empty selection of ``amax``/``amin``/``max``/``min`` raises torch's error
+    after the graph.  Otherwise the original (its graph break).
+    """
+    if _compiling():
+        torch = _sys.modules["torch"]
+        full = _masked_full(torch, x, mask, op, exact)
+        if full is not None:
+            return full
+    return getattr(x[mask], op)()
+
+
+def _masked_copy(y, mask, x):
+    """``y[mask] = x[mask]``; one ``torch.where`` copied into ``y`` when compiled.
+
+    Eagerly: exactly that statement.  While tracing, ``y.copy_(torch.where(
+    mask, x, y))`` (the mask padded to ``y``'s rank) when it provably writes
+    the same values into the same memory: plain tensors, a bool mask of
+    ``y``'s leading shape, ``x`` of ``y``'s shape and dtype, all on one device,
+    ``y`` contiguous (no element written twice), and no autograd involved.
+    Otherwise the original statement (its graph break).
+    """
+    if _compiling():
+        torch = _sys.modules["torch"]
+        tensor = torch.Tensor
+        plain = (tensor, torch.nn.Parameter)
+        if (
+            type(y) in plain
+            and type(x) in plain
+            and type(mask) is tensor
+            and mask.dtype == torch.bool
+            and 1 <= mask.ndim <= y.ndim
+            and tuple(y.shape[: mask.ndim]) == tuple(mask.shape)
+            and x.shape == y.shape
+            and x.dtype == y.dtype
+            and x.device == y.device == mask.device
+            and y.is_contiguous()
+            and not (torch.is_grad_enabled() and (x.requires_grad or y.requires_grad))
+        ):
+            keep = mask.reshape(tuple(mask.shape) + (1,) * (y.ndim - mask.ndim))
+            y.copy_(torch.where(keep, x, y))
+            return
+    y[mask] = x[mask]
+
+
+# ---------------------------------------------------------------------------
 # public API: range guards
 
 # Exactly these types: their comparison with a number is a Python ``bool``
@@ -1023,6 +1169,8 @@ _PUBLIC = {
     "where": _where,
     "above": _above,
     "at_most": _at_most,
+    "masked_copy": _masked_copy,
+    "masked_reduce": _masked_reduce,
     "flush": _flush,
     "pending": _pending,
 }

@@ -107,6 +107,7 @@ const std::map<std::string, Context>& contexts() {
       {"GM303",
        {"import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n", "    ", "",
         "from torch import nn\n\n\nclass M(nn.Module):\n"}},
+      {"GM404", {"import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n", "    ", ""}},
   };
   return m;
 }

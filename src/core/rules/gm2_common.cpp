@@ -299,14 +299,15 @@ const RuntimeImportMemo& runtime_import_memo(const lint::RuleContext& ctx) {
 }  // namespace
 
 void attach_fix(const lint::RuleContext& ctx, lint::Diagnostic& d, std::string description,
-                std::vector<edits::Edit> edits) {
+                std::vector<edits::Edit> edits, bool unsafe) {
   const RuntimeImportMemo& memo = runtime_import_memo(ctx);
   if (!memo.clash.empty()) {
     d.declined_reason = memo.clash;
     return;
   }
   if (memo.import) edits.push_back(*memo.import);
-  d.fix = edits::Fix::safe(std::move(description), std::move(edits));
+  d.fix = unsafe ? edits::Fix::unsafe(std::move(description), std::move(edits))
+                 : edits::Fix::safe(std::move(description), std::move(edits));
 }
 
 }  // namespace gm::rules::gm2

@@ -57,9 +57,9 @@ bool is_falsy_literal(const lint::RuleContext& ctx, ast::NodeId value);
 std::optional<edits::Edit> defer_reads(const lint::RuleContext& ctx, ast::NodeId arg,
                                        std::string* why_not = nullptr);
 
-// Builds the fix from `edits` plus the import; sets declined_reason instead
-// when the alias clashes.
+// Builds the fix (safe, or unsafe when `unsafe`) from `edits` plus the
+// import; sets declined_reason instead when the alias clashes.
 void attach_fix(const lint::RuleContext& ctx, lint::Diagnostic& d, std::string description,
-                std::vector<edits::Edit> edits);
+                std::vector<edits::Edit> edits, bool unsafe = false);
 
 }  // namespace gm::rules::gm2
