@@ -19,7 +19,9 @@ Two families, documented precisely in ``docs/runtime.md``:
   under which a comparison of a random draw is constant (GM105);
 * masked reductions and copies ([Masked]): ``masked_reduce``,
   ``x[mask].sum()`` and its kin as one fixed-shape reduction, and
-  ``masked_copy``, ``y[mask] = x[mask]`` as one ``torch.where`` (GM404).
+  ``masked_copy``, ``y[mask] = x[mask]`` as one ``torch.where`` (GM404);
+* stores ([Store]): ``assign_to``, ``self.buf = self.buf.to(...)`` without
+  the store that changes nothing (GM506).
 
 Outside compilation every function does exactly what the original statement
 did, immediately.  While TorchDynamo traces a function, the call is instead
@@ -43,6 +45,7 @@ import types as _types
 # Served by the module __getattr__ (and cached once armed), hence noqa F822.
 __all__ = [  # noqa: F822
     "above",
+    "assign_to",
     "at_most",
     "check_tensor_all",
     "check_tensor_all_with",
@@ -834,6 +837,46 @@ def _masked_copy(y, mask, x):
 
 
 # ---------------------------------------------------------------------------
+# public API: stores
+
+
+def _store_changes_nothing(torch, obj, name, value) -> bool:
+    """Whether ``setattr(obj, name, value)`` leaves ``obj`` exactly as it is:
+    ``value`` is the object already stored, and the store runs no code but
+    ``nn.Module``'s own (a registered buffer or parameter is re-registered as
+    itself, with its persistence unchanged) or ``object``'s."""
+    if value is not getattr(obj, name):
+        return False
+    cls = type(obj)
+    module = torch.nn.Module
+    if isinstance(obj, module):
+        _m = _sys.modules["torch.nn.modules.module"]
+        return (
+            cls.__setattr__ is module.__setattr__
+            and cls.register_buffer is module.register_buffer
+            and cls.register_parameter is module.register_parameter
+            and not _m._global_buffer_registration_hooks
+            and not _m._global_parameter_registration_hooks
+        )
+    return cls.__setattr__ is object.__setattr__
+
+
+def _assign_to(obj, name, *args, **kwargs):
+    """``obj.<name> = obj.<name>.to(*args, **kwargs)``; no store while compiling
+    when ``.to()`` returned the tensor already stored.
+
+    Eagerly: exactly that statement.  While tracing the same ``.to()``, then
+    the store unless it provably changes nothing (``_store_changes_nothing``;
+    Dynamo knows at trace time whether ``.to()`` returned its input): a
+    buffer's store goes through ``register_buffer``, which Dynamo cannot trace.
+    """
+    value = getattr(obj, name).to(*args, **kwargs)
+    if _compiling() and _store_changes_nothing(_sys.modules["torch"], obj, name, value):
+        return
+    setattr(obj, name, value)
+
+
+# ---------------------------------------------------------------------------
 # public API: range guards
 
 # Exactly these types: their comparison with a number is a Python ``bool``
@@ -1168,6 +1211,7 @@ _PUBLIC = {
     "same_shape": _same_shape,
     "where": _where,
     "above": _above,
+    "assign_to": _assign_to,
     "at_most": _at_most,
     "masked_copy": _masked_copy,
     "masked_reduce": _masked_reduce,

@@ -107,6 +107,11 @@ const std::map<std::string, Context>& contexts() {
       {"GM303",
        {"import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n", "    ", "",
         "from torch import nn\n\n\nclass M(nn.Module):\n"}},
+      {"GM506",
+       {"import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self.pos = nn.Buffer(torch.zeros(4), persistent=False)\n\n",
+        "    ", ""}},
       {"GM404", {"import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n", "    ", ""}},
   };
   return m;
