@@ -35,3 +35,39 @@ def same_tensors(a, b) -> bool:
     if isinstance(a, tuple):
         return isinstance(b, tuple) and len(a) == len(b) and all(same_tensors(x, y) for x, y in zip(a, b))
     return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+
+
+def breaks() -> int:
+    """Graph-break events and unimplemented entries Dynamo counted since the
+    last ``compiled()``."""
+    from torch._dynamo.utils import counters
+
+    return sum(counters["graph_break"].values()) + sum(counters["unimplemented"].values())
+
+
+class Count:
+    """A counting backend: keeps every graph Dynamo hands it, runs it as is."""
+
+    def __init__(self):
+        self.graphs = []
+
+    def __call__(self, gm, example_inputs):
+        self.graphs.append(gm)
+        return gm.forward
+
+
+def compiled(model, backend):
+    """A fresh compiled ``model`` (Dynamo reset, counters cleared) and its
+    counting backend when ``backend == "count"`` (else None; ``"inductor"``
+    is the default backend)."""
+    import torch
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    if backend == "count":
+        cnt = Count()
+        return torch.compile(model, backend=cnt), cnt
+    if backend == "inductor":
+        return torch.compile(model), None
+    return torch.compile(model, backend=backend), None

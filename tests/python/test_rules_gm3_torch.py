@@ -31,7 +31,7 @@ torch = pytest.importorskip("torch")
 graphmend = pytest.importorskip("graphmend")
 
 import graphmend.runtime as _graphmend_rt  # noqa: E402
-from _torch_cases import load_file  # noqa: E402
+from _torch_cases import breaks as _breaks, compiled as _compile, load_file  # noqa: E402
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "rules"
 IMPORT = "import graphmend.runtime as _graphmend_rt"
@@ -73,35 +73,6 @@ def _pair(code, stem, cls, tmp_path):
     mended = getattr(_load(mended_text, tmp_path, "mended"), cls)().eval()
     mended.load_state_dict(original.state_dict())
     return original, mended
-
-
-class _Count:
-    def __init__(self):
-        self.graphs = []
-
-    def __call__(self, gm, example_inputs):
-        self.graphs.append(gm)
-        return gm.forward
-
-
-def _breaks() -> int:
-    from torch._dynamo.utils import counters
-
-    return sum(counters["graph_break"].values()) + sum(counters["unimplemented"].values())
-
-
-def _compile(model, backend):
-    """A fresh compiled model (Dynamo reset) and its counting backend, if any."""
-    from torch._dynamo.utils import counters
-
-    torch._dynamo.reset()
-    counters.clear()
-    cnt = _Count() if backend == "count" else None
-    if backend == "count":
-        return torch.compile(model, backend=cnt), cnt
-    if backend == "inductor":
-        return torch.compile(model), None  # the default backend
-    return torch.compile(model, backend=backend), None
 
 
 @contextlib.contextmanager

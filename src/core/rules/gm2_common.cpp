@@ -33,14 +33,12 @@ std::optional<edits::Edit> runtime_import(const lint::RuleContext& ctx) {
       edits::ImportSpec::import_module(std::string(kRuntimeModule), std::string(kRuntimeAlias)));
 }
 
-std::optional<std::uint32_t> open_paren(const lint::RuleContext& ctx, NodeId call) {
-  const auto& tree = ctx.tree();
-  const std::string_view text = ctx.text();
-  std::uint32_t i = tree.at(tree.child(call, GM_F(Call, func))).end;
-  const std::uint32_t stop = tree.at(call).end;
+std::uint32_t skip_blank(std::string_view text, std::uint32_t i, std::uint32_t stop,
+                         bool closing_parens) {
   while (i < stop) {
     const char c = text[i];
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\\') {
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\\' ||
+        (closing_parens && c == ')')) {
       ++i;
     } else if (c == '#') {
       while (i < stop && text[i] != '\n' && text[i] != '\r') ++i;
@@ -48,7 +46,15 @@ std::optional<std::uint32_t> open_paren(const lint::RuleContext& ctx, NodeId cal
       break;
     }
   }
-  if (i < stop && text[i] == '(') return i;
+  return i;
+}
+
+std::optional<std::uint32_t> open_paren(const lint::RuleContext& ctx, NodeId call) {
+  const auto& tree = ctx.tree();
+  const std::uint32_t stop = tree.at(call).end;
+  const std::uint32_t i =
+      skip_blank(ctx.text(), tree.at(tree.child(call, GM_F(Call, func))).end, stop, false);
+  if (i < stop && ctx.text()[i] == '(') return i;
   return std::nullopt;
 }
 

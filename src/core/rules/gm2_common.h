@@ -30,6 +30,11 @@ std::string runtime_alias_clash(const sema::Model& model);
 // The import edit (nullopt when the file already has it).
 std::optional<edits::Edit> runtime_import(const lint::RuleContext& ctx);
 
+// The first offset in [i, stop) that is not whitespace, a comment or a line
+// continuation (nor a `)` when `closing_parens`); `stop` if none.
+std::uint32_t skip_blank(std::string_view text, std::uint32_t i, std::uint32_t stop,
+                         bool closing_parens);
+
 // Offset of the `(` that opens `call`'s argument list (after its callee,
 // skipping whitespace, comments and line continuations); nullopt if the next
 // significant character is not `(` (e.g. a parenthesised callee).

@@ -157,20 +157,10 @@ std::optional<Reduction> whole_reduction(const sema::Model& m, NodeId sub) {
 // continuations may come before it.
 std::optional<std::uint32_t> open_bracket(const lint::RuleContext& ctx, NodeId sub) {
   const auto& tree = ctx.tree();
-  const std::string_view text = ctx.text();
-  std::uint32_t i = tree.at(tree.child(sub, GM_F(Subscript, value))).end;
   const std::uint32_t stop = tree.at(sub).end;
-  while (i < stop) {
-    const char c = text[i];
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\\' || c == ')') {
-      ++i;
-    } else if (c == '#') {
-      while (i < stop && text[i] != '\n' && text[i] != '\r') ++i;
-    } else {
-      break;
-    }
-  }
-  if (i < stop && text[i] == '[') return i;
+  const std::uint32_t i = gm2::skip_blank(
+      ctx.text(), tree.at(tree.child(sub, GM_F(Subscript, value))).end, stop, true);
+  if (i < stop && ctx.text()[i] == '[') return i;
   return std::nullopt;
 }
 
