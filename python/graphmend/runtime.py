@@ -19,7 +19,8 @@ Two families, documented precisely in ``docs/runtime.md``:
   under which a comparison of a random draw is constant (GM105);
 * masked reductions and copies ([Masked]): ``masked_reduce``,
   ``x[mask].sum()`` and its kin as one fixed-shape reduction, and
-  ``masked_copy``, ``y[mask] = x[mask]`` as one ``torch.where`` (GM404);
+  ``masked_copy``, ``y[mask] = x[mask]`` as one ``torch.where``, and
+  ``masked_update``, ``x[mask] += v`` and its kin likewise (GM404);
 * stores ([Store]): ``assign_to``, ``self.buf = self.buf.to(...)`` without
   the store that changes nothing (GM506).
 
@@ -59,6 +60,7 @@ __all__ = [  # noqa: F822
     "log_if",
     "masked_copy",
     "masked_reduce",
+    "masked_update",
     "pending",
     "print",
     "print_if",
@@ -836,6 +838,85 @@ def _masked_copy(y, mask, x):
     y[mask] = x[mask]
 
 
+# The in-place operators ``masked_update`` applies (exact elementwise: one
+# correctly rounded IEEE operation per element, or integer arithmetic).
+_INPLACE = {
+    "+": _operator.iadd,
+    "-": _operator.isub,
+    "*": _operator.imul,
+    "/": _operator.itruediv,
+}
+
+
+def _kind(torch, dtype) -> int:
+    """Type-promotion category: 0 bool, 1 integer, 2 floating, 3 complex."""
+    if dtype == torch.bool:
+        return 0
+    if dtype.is_complex:
+        return 3
+    return 2 if dtype.is_floating_point else 1
+
+
+def _updates_in_place(torch, x, op, value) -> bool:
+    """Whether ``x <op>= value`` computes in ``x``'s own dtype without an error
+    (torch's promotion, decided at trace time: a scalar of a category no
+    higher than ``x``'s keeps ``x``'s dtype; an int scalar must fit it)."""
+    if x.dtype == torch.bool or x.dtype.is_complex:
+        return False  # bool arithmetic raises for `-`; not needed
+    if op == "/" and not x.dtype.is_floating_point:
+        return False  # true division of integers is floating
+    t = type(value)
+    if t is bool:
+        return True
+    if t is int:
+        if x.dtype.is_floating_point:
+            return True
+        info = torch.iinfo(x.dtype)
+        return info.min <= value <= info.max
+    if t is float:
+        return x.dtype.is_floating_point
+    if t is torch.Tensor:
+        return (value.ndim == 0 and value.device == x.device
+                and _kind(torch, value.dtype) <= _kind(torch, x.dtype)
+                and not (torch.is_grad_enabled() and value.requires_grad))
+    return False
+
+
+def _masked_update(x, mask, op, value):
+    """``x[mask] <op>= value``; one ``torch.where`` copied into ``x`` when compiled.
+
+    Eagerly: exactly the augmented assignment (``t = x[mask]``, ``t <op>= value``,
+    ``x[mask] = t``).  While tracing, ``x.copy_(torch.where(mask, t, x))`` with
+    ``t = x.clone(); t <op>= value`` when that provably writes the same values:
+    the conditions of ``masked_copy`` for ``x`` and ``mask``, ``value`` a Python
+    ``int``/``float``/``bool`` or a 0-d tensor on ``x``'s device, and a result
+    type that can be cast back to ``x``'s dtype (else the original raises, and
+    runs).  Otherwise the original statement (its graph break).
+    """
+    fn = _INPLACE[op]
+    if _compiling():
+        torch = _sys.modules["torch"]
+        tensor = torch.Tensor
+        plain = (tensor, torch.nn.Parameter)
+        if (
+            type(x) in plain
+            and type(mask) is tensor
+            and _updates_in_place(torch, x, op, value)
+            and mask.dtype == torch.bool
+            and 1 <= mask.ndim <= x.ndim
+            and tuple(x.shape[: mask.ndim]) == tuple(mask.shape)
+            and x.device == mask.device
+            and x.is_contiguous()
+            and not (torch.is_grad_enabled() and x.requires_grad)
+        ):
+            keep = mask.reshape(tuple(mask.shape) + (1,) * (x.ndim - mask.ndim))
+            x.copy_(torch.where(keep, fn(x.clone(), value), x))
+            return
+    selected = x[mask]
+    selected = fn(selected, value)
+    x[mask] = selected
+
+
 # ---------------------------------------------------------------------------
 # public API: stores
 
@@ -1215,6 +1296,7 @@ _PUBLIC = {
     "at_most": _at_most,
     "masked_copy": _masked_copy,
     "masked_reduce": _masked_reduce,
+    "masked_update": _masked_update,
     "flush": _flush,
     "pending": _pending,
 }

@@ -158,6 +158,37 @@ def test_masked_copy_is_the_statement_s_write(monkeypatch):
             assert _same(want, got), (ydt, xdt, yshape, mshape, xshape, transposed, want, got)
 
 
+@pytest.mark.parametrize("op", ["+", "-", "*", "/"])
+def test_masked_update_is_the_statement_s_write(op, monkeypatch):
+    """The tracing path of ``masked_update``, run eagerly, writes what
+    ``x[mask] OP= value`` writes, or raises what it raises, for every dtype and
+    Python or 0-d tensor value (incl. ones that cannot be cast back)."""
+    import operator
+
+    fn = {"+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv}[op]
+
+    def original(x, mask, value):
+        t = x[mask]
+        t = fn(t, value)
+        x[mask] = t
+        return x
+
+    def traced(x, mask, value):
+        _graphmend_rt.masked_update(x, mask, op, value)
+        return x
+
+    monkeypatch.setattr(_graphmend_rt, "_compiling", lambda: True)
+    g = torch.Generator().manual_seed(7)
+    for dtype in DTYPES:
+        for value in (3, -2, 0.5, True, torch.tensor(2.5), torch.tensor(3), float("inf")):
+            for mshape in ((4, 3), (4,)):
+                x = (torch.randn(4, 3, generator=g) * 9).to(dtype)
+                mask = torch.rand(mshape, generator=g) > 0.5
+                want = _outcome(original, x.clone(), mask, value)
+                got = _outcome(traced, x.clone(), mask, value)
+                assert _same(want, got), (dtype, value, mshape, want, got)
+
+
 def test_floating_reductions_unsafe_within_rounding(tmp_path):
     original_text, mended_text = _mend("floating", unsafe=True)
     # The safe pass leaves floating reductions alone (they are unsafe fixes).

@@ -70,6 +70,13 @@ the sign of a zero result when both zeros are selected; under autograd only
 `sum`, `nansum` and `mean` take the masked form (their gradients are the
 original's: 1, or 1/n, at the selected elements).
 
+A masked update. `x[mask] OP= v`, OP one of `+ - * /` and `v` pure, becomes
+`_graphmend_rt.masked_update(x, mask, "OP", v)`: while compiling
+`x.copy_(torch.where(mask, t, x))` with `t` a clone of `x` updated in place
+(one exact operation per element, so each selected element gets the same
+value), when `v` is a Python number or a 0-d tensor and the result casts
+back to `x`'s dtype; otherwise the original statement. **Safe.**
+
 A masked copy. `y[mask] = x[mask]`, the same mask on both sides, becomes
 `_graphmend_rt.masked_copy(y, mask, x)`: eagerly exactly that statement;
 while compiling `y.copy_(torch.where(mask, x, y))` (the mask padded to `y`'s
@@ -84,7 +91,8 @@ twice, the fix once, so `y`, the mask and `x` must be pure (GM101's check).
   (another use, a reduction with `dim`, `keepdim` or `dtype` arguments, a
   copy through another mask): a fixed-shape rewrite is only equivalent then;
 - a masked copy whose target, mask or value is not pure (a call outside the
-  pure-op list, a random draw);
+  pure-op list, a random draw), a masked update whose value is not pure, or
+  one with another operator (`//=`, `**=`, ...);
 - a comment inside the part of the expression the fix rewrites;
 - `amax`/`amin`/`max`/`min` whose error would be deferred past a state change
   (as GM301).
@@ -281,6 +289,52 @@ class BoolMaskIndex final : public lint::Rule {
                                               src(y) + ", " + src(mask) + ", " + src(x) + ")")});
   }
 
+  // `x[mask] OP= v` (OP one of + - * /) -> `_graphmend_rt.masked_update(x,
+  // mask, "OP", v)`. The statement reads `x[mask]` before evaluating `v`, the
+  // call after: `v` must be pure.
+  static void update_fix(const lint::RuleContext& ctx, lint::Diagnostic& d, NodeId stmt) {
+    const auto& tree = ctx.tree();
+    const std::string_view text = ctx.text();
+    const char* op = nullptr;
+    switch (static_cast<NodeKind>(tree.field(stmt, GM_F(AugAssign, op)).a)) {
+      case NodeKind::Add: op = "+"; break;
+      case NodeKind::Sub: op = "-"; break;
+      case NodeKind::Mult: op = "*"; break;
+      case NodeKind::Div: op = "/"; break;
+      default: break;
+    }
+    if (op == nullptr) {
+      d.declined_reason =
+          "only `+=`, `-=`, `*=` and `/=` through a mask are rewritten (one exact operation "
+          "per element)";
+      return;
+    }
+    const NodeId target = tree.child(stmt, GM_F(AugAssign, target));
+    const NodeId value = tree.child(stmt, GM_F(AugAssign, value));
+    gm1::Purity p;
+    gm1::check_pure_total(ctx, value, p);
+    if (!p.ok) {
+      d.declined_reason =
+          "the fix evaluates the value before reading `x[mask]`, the statement after, but " + p.why;
+      return;
+    }
+    if (tree.kind(value) == NodeKind::Tuple || tree.kind(value) == NodeKind::Starred ||
+        has_comment(text, tree.at(stmt).begin, tree.at(stmt).end)) {
+      d.declined_reason = "a comment or a bare tuple in the statement the fix would rewrite";
+      return;
+    }
+    auto src = [&](NodeId n) {
+      return std::string(text.substr(tree.at(n).begin, tree.at(n).end - tree.at(n).begin));
+    };
+    gm2::attach_fix(
+        ctx, d, "Update through the mask with one `torch.where` (`_graphmend_rt.masked_update`)",
+        {edits::Edit::replace(tree.at(stmt).begin, tree.at(stmt).end,
+                              std::string(gm2::kRuntimeAlias) + ".masked_update(" +
+                                  src(tree.child(target, GM_F(Subscript, value))) + ", " +
+                                  src(tree.child(target, GM_F(Subscript, slice))) + ", \"" + op +
+                                  "\", " + src(value) + ")")});
+  }
+
   static void fix(const lint::RuleContext& ctx, lint::Diagnostic& d, NodeId sub,
                   const sema::TensorFact& x) {
     const sema::Model& m = *ctx.model();
@@ -290,6 +344,10 @@ class BoolMaskIndex final : public lint::Rule {
         static_cast<NodeKind>(tree.field(sub, GM_F(Subscript, ctx)).a) == NodeKind::Load;
     if (const NodeId stmt = load ? masked_copy(ctx, sub) : NodeId{}) {
       copy_fix(ctx, d, stmt);
+      return;
+    }
+    if (!load) {  // `x[mask] OP= v`: the reporter only keeps augmented targets
+      update_fix(ctx, d, m.parent(sub));
       return;
     }
     const auto r = load ? whole_reduction(m, sub) : std::nullopt;

@@ -89,8 +89,12 @@ bool assigns_buffer_object(const lint::RuleContext& ctx, std::string_view name) 
 // a name, a constant, a `torch.` attribute (`torch.float16`), a
 // `.device` / `.dtype` read (tensor and module metadata), a conditional
 // expression of those, or a `torch.device(...)` of those.
+thread_local int metadata_depth = 0;  // ast::DepthGuard's counter
+
 bool metadata_read(const lint::RuleContext& ctx, NodeId e) {
   const auto& tree = ctx.tree();
+  const ast::DepthGuard guard(metadata_depth);
+  if (guard.exceeded()) return false;  // unknown: no fix
   switch (tree.kind(e)) {
     case NodeKind::Name:
     case NodeKind::Constant:
