@@ -1,4 +1,6 @@
 // GM506: `self.buf = self.buf.to(...)` on a registered buffer inside a region.
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,30 +67,35 @@ After:
         return x + self.pos
 )md";
 
-// Whether the file assigns `self.N = [torch.]nn.Buffer(...)`: then the buffer
-// object itself is an `nn.Buffer`, and a `.to()` that changes nothing returns it.
+// The names the file assigns `self.N = [torch.]nn.Buffer(...)`: then the
+// buffer object itself is an `nn.Buffer`, and a `.to()` that changes nothing
+// returns it. Computed once per file.
+struct BufferNames {
+  bool done = false;
+  std::set<std::string, std::less<>> names;
+};
+
 bool assigns_buffer_object(const lint::RuleContext& ctx, std::string_view name) {
-  const sema::Model& m = *ctx.model();
-  const auto& tree = ctx.tree();
-  bool found = false;
-  walk(tree, tree.root(), [&](NodeId n) {
-    if (found || tree.kind(n) != NodeKind::Assign) return;
-    const auto targets = tree.children(n, GM_F(Assign, targets));
-    const NodeId v = tree.child(n, GM_F(Assign, value));
-    if (targets.size() != 1 || tree.kind(targets[0]) != NodeKind::Attribute ||
-        tree.text(tree.field(targets[0], GM_F(Attribute, attr))) != name ||
-        tree.kind(v) != NodeKind::Call)
-      return;
-    const auto q = callee_name(m, v);
-    found = q && (*q == "torch.nn.Buffer" || *q == "torch.nn.parameter.Buffer");
-  });
-  return found;
+  auto& memo = ctx.scratch<BufferNames>();
+  if (!memo.done) {
+    memo.done = true;
+    const sema::Model& m = *ctx.model();
+    const auto& tree = ctx.tree();
+    walk(tree, tree.root(), [&](NodeId n) {
+      if (tree.kind(n) != NodeKind::Assign) return;
+      const auto targets = tree.children(n, GM_F(Assign, targets));
+      const NodeId v = tree.child(n, GM_F(Assign, value));
+      if (targets.size() != 1 || tree.kind(targets[0]) != NodeKind::Attribute ||
+          tree.kind(v) != NodeKind::Call)
+        return;
+      const auto q = callee_name(m, v);
+      if (q && (*q == "torch.nn.Buffer" || *q == "torch.nn.parameter.Buffer"))
+        memo.names.emplace(tree.text(tree.field(targets[0], GM_F(Attribute, attr))));
+    });
+  }
+  return memo.names.find(name) != memo.names.end();
 }
 
-// An argument whose evaluation runs no code that could rebind the buffer:
-// a name, a constant, a `torch.` attribute (`torch.float16`), a
-// `.device` / `.dtype` read (tensor and module metadata), a conditional
-// expression of those, or a `torch.device(...)` of those.
 thread_local int metadata_depth = 0;  // ast::DepthGuard's counter
 
 bool metadata_read(const lint::RuleContext& ctx, NodeId e) {
