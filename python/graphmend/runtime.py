@@ -752,16 +752,32 @@ def _reduce_failure(op, shape, dtype, device):
     return RuntimeError(f"graphmend.runtime: {op}() of an empty selection did not fail")  # pragma: no cover
 
 
+def _leading_mask(torch, x, mask):
+    """``mask`` padded with trailing size-1 dimensions to ``x``'s rank, when
+    ``x[mask]`` selects along ``x``'s leading dimensions with it: ``x`` exactly
+    a ``torch.Tensor`` or ``nn.Parameter`` (a subclass may index differently),
+    ``mask`` exactly a bool ``torch.Tensor`` of ``x``'s leading shape (else
+    ``x[mask]`` raises, and the original keeps its error) on ``x``'s device.
+    Otherwise None.  Everything here is static at trace time."""
+    tensor = torch.Tensor
+    if (
+        type(x) in (tensor, torch.nn.Parameter)
+        and type(mask) is tensor
+        and mask.dtype == torch.bool
+        and 1 <= mask.ndim <= x.ndim
+        and tuple(x.shape[: mask.ndim]) == tuple(mask.shape)
+        and mask.device == x.device
+    ):
+        return mask.reshape(tuple(mask.shape) + (1,) * (x.ndim - mask.ndim))
+    return None
+
+
 def _masked_full(torch, x, mask, op, exact):
     """``x[mask].<op>()`` as a reduction over all of ``x``, or None when that is
     not provably the same (or, with ``exact=False``, the same up to rounding)."""
-    tensor = torch.Tensor
-    if type(x) not in (tensor, torch.nn.Parameter) or type(mask) is not tensor:
-        return None  # a subclass may index or reduce differently
-    if mask.dtype != torch.bool or not 1 <= mask.ndim <= x.ndim or mask.device != x.device:
+    keep = _leading_mask(torch, x, mask)
+    if keep is None:
         return None
-    if tuple(x.shape[: mask.ndim]) != tuple(mask.shape):
-        return None  # x[mask] raises: keep the original's error
     integer = x.dtype in _integer_dtypes(torch)
     if not integer and x.dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
         return None
@@ -774,7 +790,6 @@ def _masked_full(torch, x, mask, op, exact):
         inner *= size
     if op in _REDUCE_NONEMPTY and (inner == 0 or mask.numel() == 0):
         return None  # the selection is always empty: the original raises now
-    keep = mask.reshape(tuple(mask.shape) + (1,) * (x.ndim - mask.ndim))
     full = x.masked_fill(keep.logical_not(), _reduce_fill(torch, x, op))
     if op == "mean":
         return full.sum() / (mask.sum() * inner)
@@ -817,22 +832,16 @@ def _masked_copy(y, mask, x):
     """
     if _compiling():
         torch = _sys.modules["torch"]
-        tensor = torch.Tensor
-        plain = (tensor, torch.nn.Parameter)
+        keep = _leading_mask(torch, y, mask)
         if (
-            type(y) in plain
-            and type(x) in plain
-            and type(mask) is tensor
-            and mask.dtype == torch.bool
-            and 1 <= mask.ndim <= y.ndim
-            and tuple(y.shape[: mask.ndim]) == tuple(mask.shape)
+            keep is not None
+            and type(x) in (torch.Tensor, torch.nn.Parameter)
             and x.shape == y.shape
             and x.dtype == y.dtype
-            and x.device == y.device == mask.device
+            and x.device == y.device
             and y.is_contiguous()
             and not (torch.is_grad_enabled() and (x.requires_grad or y.requires_grad))
         ):
-            keep = mask.reshape(tuple(mask.shape) + (1,) * (y.ndim - mask.ndim))
             y.copy_(torch.where(keep, x, y))
             return
     y[mask] = x[mask]
@@ -896,20 +905,13 @@ def _masked_update(x, mask, op, value):
     fn = _INPLACE[op]
     if _compiling():
         torch = _sys.modules["torch"]
-        tensor = torch.Tensor
-        plain = (tensor, torch.nn.Parameter)
+        keep = _leading_mask(torch, x, mask)
         if (
-            type(x) in plain
-            and type(mask) is tensor
+            keep is not None
             and _updates_in_place(torch, x, op, value)
-            and mask.dtype == torch.bool
-            and 1 <= mask.ndim <= x.ndim
-            and tuple(x.shape[: mask.ndim]) == tuple(mask.shape)
-            and x.device == mask.device
             and x.is_contiguous()
             and not (torch.is_grad_enabled() and x.requires_grad)
         ):
-            keep = mask.reshape(tuple(mask.shape) + (1,) * (x.ndim - mask.ndim))
             x.copy_(torch.where(keep, fn(x.clone(), value), x))
             return
     selected = x[mask]

@@ -3,6 +3,7 @@
 // `y[mask] = x[mask]` one `torch.where`.
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -195,6 +196,19 @@ bool has_comment(std::string_view text, std::uint32_t begin, std::uint32_t end) 
   return text.substr(begin, end - begin).find('#') != std::string_view::npos;
 }
 
+// The edit replacing statement `stmt` with `_graphmend_rt.<fn>(args...)`, the
+// arguments copied as the user wrote them.
+edits::Edit runtime_call(const lint::RuleContext& ctx, NodeId stmt, std::string_view fn,
+                         std::initializer_list<std::string_view> args) {
+  std::string call = std::string(gm2::kRuntimeAlias) + "." + std::string(fn) + "(";
+  for (std::string_view a : args) {
+    if (call.back() != '(') call += ", ";
+    call += a;
+  }
+  const auto& r = ctx.tree().at(stmt);
+  return edits::Edit::replace(r.begin, r.end, call + ")");
+}
+
 NodeId statement_of(const sema::Model& m, NodeId n) {
   while (n && !edits::is_statement(m.tree(), n)) n = m.parent(n);
   return n;
@@ -212,7 +226,7 @@ NodeId masked_copy(const lint::RuleContext& ctx, NodeId sub) {
   if (targets.size() != 1 || tree.kind(targets[0]) != NodeKind::Subscript) return {};
   auto squeezed = [&](NodeId n) {
     std::string out;
-    for (char c : ctx.text().substr(tree.at(n).begin, tree.at(n).end - tree.at(n).begin))
+    for (char c : ctx.text_of(n))
       if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\\') out += c;
     return out;
   };
@@ -279,14 +293,10 @@ class BoolMaskIndex final : public lint::Rule {
       d.declined_reason = "a comment inside the statement the fix would rewrite";
       return;
     }
-    auto src = [&](NodeId n) {
-      return std::string(text.substr(tree.at(n).begin, tree.at(n).end - tree.at(n).begin));
-    };
     gm2::attach_fix(ctx, d,
                     "Copy through the mask with one `torch.where` (`_graphmend_rt.masked_copy`)",
-                    {edits::Edit::replace(tree.at(stmt).begin, tree.at(stmt).end,
-                                          std::string(gm2::kRuntimeAlias) + ".masked_copy(" +
-                                              src(y) + ", " + src(mask) + ", " + src(x) + ")")});
+                    {runtime_call(ctx, stmt, "masked_copy",
+                                  {ctx.text_of(y), ctx.text_of(mask), ctx.text_of(x)})});
   }
 
   // `x[mask] OP= v` (OP one of + - * /) -> `_graphmend_rt.masked_update(x,
@@ -323,16 +333,13 @@ class BoolMaskIndex final : public lint::Rule {
       d.declined_reason = "a comment or a bare tuple in the statement the fix would rewrite";
       return;
     }
-    auto src = [&](NodeId n) {
-      return std::string(text.substr(tree.at(n).begin, tree.at(n).end - tree.at(n).begin));
-    };
+    const std::string quoted = "\"" + std::string(op) + "\"";
     gm2::attach_fix(
         ctx, d, "Update through the mask with one `torch.where` (`_graphmend_rt.masked_update`)",
-        {edits::Edit::replace(tree.at(stmt).begin, tree.at(stmt).end,
-                              std::string(gm2::kRuntimeAlias) + ".masked_update(" +
-                                  src(tree.child(target, GM_F(Subscript, value))) + ", " +
-                                  src(tree.child(target, GM_F(Subscript, slice))) + ", \"" + op +
-                                  "\", " + src(value) + ")")});
+        {runtime_call(ctx, stmt, "masked_update",
+                      {ctx.text_of(tree.child(target, GM_F(Subscript, value))),
+                       ctx.text_of(tree.child(target, GM_F(Subscript, slice))), quoted,
+                       ctx.text_of(value)})});
   }
 
   static void fix(const lint::RuleContext& ctx, lint::Diagnostic& d, NodeId sub,

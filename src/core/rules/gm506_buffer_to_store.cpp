@@ -197,7 +197,7 @@ class BufferToStore final : public lint::Rule {
       if (!metadata_read(ctx, v)) {
         d.declined_reason =
             "the runtime evaluates the arguments before reading the buffer; `" +
-            std::string(text.substr(tree.at(v).begin, tree.at(v).end - tree.at(v).begin)) +
+            std::string(ctx.text_of(v)) +
             "` is not a name, a constant, a torch dtype or device, or a `.device` / `.dtype` read";
         return;
       }
