@@ -23,6 +23,7 @@ THIS = os.path.abspath(__file__)
 
 
 import graphmend.runtime as _graphmend_rt
+from _torch_cases import Count  # noqa: E402
 
 # ---------------------------------------------------------------------------
 # harness
@@ -35,15 +36,6 @@ def _fresh_dynamo():
     yield
     _graphmend_rt.flush()
     torch._dynamo.reset()
-
-
-class Count:
-    def __init__(self):
-        self.graphs = []
-
-    def __call__(self, gm, example_inputs):
-        self.graphs.append(gm)
-        return gm.forward
 
 
 def compiled(fn, backend=None):
