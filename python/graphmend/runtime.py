@@ -21,6 +21,9 @@ Two families, documented precisely in ``docs/runtime.md``:
   ``x[mask].sum()`` and its kin as one fixed-shape reduction, and
   ``masked_copy``, ``y[mask] = x[mask]`` as one ``torch.where``, and
   ``masked_update``, ``x[mask] += v`` and its kin likewise (GM404);
+* loops ([Rows]): ``nonzero_rows``, ``for e in hit.nonzero():`` over every
+  index of ``hit`` while compiling with dynamic-output-shape capture, when
+  the indices ``hit`` leaves out provably do nothing (GM409);
 * stores ([Store]): ``assign_to``, ``self.buf = self.buf.to(...)`` without
   the store that changes nothing (GM506).
 
@@ -61,6 +64,7 @@ __all__ = [  # noqa: F822
     "masked_copy",
     "masked_reduce",
     "masked_update",
+    "nonzero_rows",
     "pending",
     "print",
     "print_if",
@@ -960,6 +964,54 @@ def _assign_to(obj, name, *args, **kwargs):
 
 
 # ---------------------------------------------------------------------------
+# public API: loops
+
+
+def _hook_free(module) -> bool:
+    """No forward hook on ``module`` or any module under it, and no global one:
+    calling a submodule then runs its ``forward`` and nothing else."""
+    _m = _sys.modules["torch.nn.modules.module"]
+    if _m._global_forward_hooks or _m._global_forward_pre_hooks:
+        return False
+    return all(not m._forward_hooks and not m._forward_pre_hooks for m in module.modules())
+
+
+def _nonzero_rows(rows, length, module=None, item=False):
+    """The indices where a 1-d ``hit`` of ``length`` elements is true, in
+    ascending order, as the original loop had them: for ``rows =
+    hit.nonzero()`` what ``for row in rows: i = row[0]`` visits (``i =
+    row.item()`` with ``item``); for ``rows = hit.nonzero(as_tuple=True)[0]``
+    the list ``rows.tolist()``.
+
+    While TorchDynamo traces with ``capture_dynamic_output_shape_ops`` on (so
+    ``rows`` was traced, with a number of rows Dynamo does not know) and,
+    given ``module`` (the loop calls its submodules), no forward hook is
+    installed: every index as a Python int, ``range(length)``.  GM409 proves
+    statically that the loop body does nothing for an index ``hit`` leaves
+    out, and that it uses the index only where a Python int and a 0-d
+    integer tensor behave alike; the loop then has the same effects in a
+    number of steps Dynamo knows.  Otherwise (and always eagerly) exactly the
+    original values.
+    """
+    torch = _sys.modules["torch"]
+    one_column = rows.dim() == 2 and rows.shape[1] == 1
+    if (
+        _compiling()
+        and torch._dynamo.config.capture_dynamic_output_shape_ops
+        and type(rows) is torch.Tensor
+        and (one_column or rows.dim() == 1)
+        and type(length) is int
+        and (module is None or _hook_free(module))
+    ):
+        return range(length)
+    if rows.dim() == 1:
+        return rows.tolist()
+    # map: no Python frame of ours runs per row, so eagerly and in a frame
+    # Dynamo skips nothing of this module is compiled (as for the original).
+    return map(torch.Tensor.item if item else _operator.itemgetter(0), rows)
+
+
+# ---------------------------------------------------------------------------
 # public API: range guards
 
 # Exactly these types: their comparison with a number is a Python ``bool``
@@ -1299,6 +1351,7 @@ _PUBLIC = {
     "masked_copy": _masked_copy,
     "masked_reduce": _masked_reduce,
     "masked_update": _masked_update,
+    "nonzero_rows": _nonzero_rows,
     "flush": _flush,
     "pending": _pending,
 }
@@ -1323,6 +1376,8 @@ def _arm() -> bool:
         from torch._dynamo.eval_frame import skip_code
 
         skip_code(_RuntimeModule.__setattr__.__code__)
+        # Called from a frame Dynamo skipped, it is not a frame to compile.
+        skip_code(_nonzero_rows.__code__)
         from torch._dynamo.comptime import comptime
 
         _comptime = comptime

@@ -113,6 +113,7 @@ const std::map<std::string, Context>& contexts() {
         "        self.pos = nn.Buffer(torch.zeros(4), persistent=False)\n\n",
         "    ", ""}},
       {"GM404", {"import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n", "    ", ""}},
+      {"GM409", {"import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n", "    ", ""}},
   };
   return m;
 }

@@ -1,0 +1,873 @@
+// GM409: `for i in mask.sum(dims).gt(0).nonzero():` — a loop over the rows a
+// mask selects (the experts some token chose), each step selecting with
+// `torch.where(mask[i])`.
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rules/gm2_common.h"
+#include "rules/gm4_gm5_common.h"
+#include "rules/rules.h"
+#include "semantic/ops.h"
+
+namespace gm::rules {
+namespace {
+
+using namespace gm45;
+
+constexpr std::string_view kDoc = R"md(# GM409 nonzero-row-loop
+
+## What it detects
+Inside a compiled region, a loop over the rows of `nonzero()` of a
+condition on a mask, whose body selects with that mask, the eager
+mixture-of-experts loop of transformers:
+
+    expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()
+    for expert_idx in expert_hit:
+        expert_idx = expert_idx[0]
+        top_k_pos, token_idx = torch.where(expert_mask[expert_idx])
+        ...
+        final_hidden_states.index_add_(0, token_idx, current_hidden_states)
+
+## Why Dynamo breaks there
+`nonzero()` has a data-dependent number of rows: "Dynamic shape operator"
+without `capture_dynamic_output_shape_ops`. With that switch the rows are
+traced, but their number is unknown and the loop variable is tensor data:
+`int(i.item())`, `if i == n:` and `f"expert_{i}"` need its value ("Could not
+extract specialized integer", data-dependent branching), and a loop over an
+unknown number of rows is not traced.
+
+## The rewrite
+The loop runs over `_graphmend_rt.nonzero_rows(rows, mask.shape[0], ...)`
+and the statement that took the index out of the row is removed. While
+compiling with `capture_dynamic_output_shape_ops` on, that is every index of
+the mask's first dimension as a Python int, a loop Dynamo unrolls into one
+graph; otherwise (and always eagerly) exactly the values the original loop
+gave its variable, with the same graph breaks. Proven statically:
+- the condition is `S > 0` or `S != 0` (`torch.greater`, `torch.gt`,
+  `torch.ne`, `.gt`, `.ne`) of `S = mask.sum(dim=D)` where `D` names every
+  dimension of the mask but the first (its rank is known from a `permute`,
+  `view` or `reshape`) and the mask is non-negative (`one_hot`, a comparison,
+  and views and casts of those): an index the condition leaves out has an
+  all-zero row, so `torch.where(mask[i])` selects nothing;
+- then the body does nothing: it selects once with `torch.where(mask[i])`,
+  assigns local names with pure, total torch operations (the op table) or
+  methods of the class whose bodies are such, takes no effect but
+  `acc.index_add_(0, selected, value)`, and skips with `continue`; names it
+  assigns are not read after the loop nor across steps; a test that the
+  selection is empty (`if idx.numel() == 0: continue`) is removed with it;
+- the index is used only where a Python int and a 0-d integer tensor behave
+  alike: as a subscript, in an `if` test's comparison, as an f-string field,
+  in `int()`.
+
+**Safe** when the body indexes nothing but the mask with it and calls no
+submodule. **Unsafe** (`--unsafe-fixes`) otherwise, for what the source
+cannot show: a submodule called on zero rows must compute row by row
+without effects (an expert, an activation), and every index of the mask must
+name an expert whose weights `self.w[i]` exist (as the original needs for any
+input routed there). The runtime checks that no forward hook is installed.
+
+## When it declines
+The loop variable is a one-element tensor used as such (`mask[i]` with `i`
+a row, `mask[i].squeeze(0)`); the mask may be negative or its rank is
+unknown; the rows variable is used elsewhere; any other statement or effect
+in the body (a store to an attribute or a subscript, a call outside the op
+table, a `break`, `return`, nested loop); a name the body assigns is read
+after the loop or in the next step.
+
+## Example
+Before:
+
+    def forward(self, x, top_k_index, top_k_weights):
+        out = torch.zeros_like(x)
+        mask = torch.nn.functional.one_hot(top_k_index, num_classes=4).permute(2, 1, 0)
+        hit = torch.greater(mask.sum(dim=(-1, -2)), 0).nonzero()
+        for e in hit:
+            e = e[0]
+            pos, tok = torch.where(mask[e])
+            out.index_add_(0, tok, x[tok] * top_k_weights[tok, pos, None])
+        return out
+
+After:
+
+    def forward(self, x, top_k_index, top_k_weights):
+        out = torch.zeros_like(x)
+        mask = torch.nn.functional.one_hot(top_k_index, num_classes=4).permute(2, 1, 0)
+        hit = torch.greater(mask.sum(dim=(-1, -2)), 0).nonzero()
+        for e in _graphmend_rt.nonzero_rows(hit, mask.shape[0]):
+            pos, tok = torch.where(mask[e])
+            out.index_add_(0, tok, x[tok] * top_k_weights[tok, pos, None])
+        return out
+)md";
+
+std::string_view id_of(const ast::Tree& t, NodeId n) {
+  return t.kind(n) == NodeKind::Name ? t.text(t.field(n, GM_F(Name, id))) : std::string_view{};
+}
+NodeKind op_of(const ast::Tree& t, NodeId n, int field) {
+  return static_cast<NodeKind>(t.field(n, field).a);
+}
+bool is_load(const ast::Tree& t, NodeId n) {
+  return op_of(t, n, GM_F(Name, ctx)) == NodeKind::Load;
+}
+
+// An integer literal, with an optional minus sign.
+std::optional<long> int_literal(const ast::Tree& t, NodeId n) {
+  bool neg = false;
+  if (t.kind(n) == NodeKind::UnaryOp && op_of(t, n, GM_F(UnaryOp, op)) == NodeKind::USub) {
+    neg = true;
+    n = t.child(n, GM_F(UnaryOp, operand));
+  }
+  if (t.kind(n) != NodeKind::Constant) return std::nullopt;
+  const auto& c = t.constant_at(t.field(n, GM_F(Constant, value)));
+  if (c.kind != ast::ConstantValue::Kind::Int) return std::nullopt;
+  const std::string_view digits = t.str(c.text);
+  if (digits.size() > 6) return std::nullopt;
+  long v = 0;
+  for (char ch : digits) v = v * 10 + (ch - '0');
+  return neg ? -v : v;
+}
+
+// The receiver's method name of `call` when the callee is `recv.name` and
+// not a module function (`torch.sum`).
+std::string_view method_name(const sema::Model& m, NodeId call) {
+  const auto& t = m.tree();
+  if (t.kind(call) != NodeKind::Call) return {};
+  const NodeId func = t.child(call, GM_F(Call, func));
+  if (t.kind(func) != NodeKind::Attribute || m.qualified_name(func)) return {};
+  return t.text(t.field(func, GM_F(Attribute, attr)));
+}
+
+std::string_view torch_leaf_of(const sema::Model& m, NodeId call, std::string& holder) {
+  const auto q = callee_name(m, call);
+  if (!q) return {};
+  holder = *q;
+  return sema::ops::torch_leaf(holder);
+}
+
+struct Proof {
+  std::string declined;     // non-empty: no fix, and why
+  std::string unsafe_why;   // non-empty: the fix is unsafe, and why
+  bool calls_submodule = false;
+};
+
+class NonzeroRowLoop final : public lint::Rule {
+ public:
+  std::string_view code() const override { return "GM409"; }
+  std::string_view name() const override { return "nonzero-row-loop"; }
+  std::string_view summary() const override {
+    return "a loop over the rows of `nonzero()` runs a data-dependent number of steps";
+  }
+  std::string_view documentation() const override { return kDoc; }
+
+  void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
+    if (ctx.model() == nullptr) return;
+    const auto& tree = ctx.tree();
+    for_each_in_region(ctx, [&](NodeId n) {
+      if (tree.kind(n) != NodeKind::For) return;
+      Site s;
+      if (!match(ctx, n, s)) return;
+      const NodeId iter = tree.child(n, GM_F(For, iter));
+      auto& d = sink.report(tree.at(n).begin, tree.at(iter).end,
+                            "the loop runs once per row of `nonzero()`: a number of steps that "
+                            "depends on tensor data");
+      d.why =
+          "Dynamo: Dynamic shape operator at `nonzero()` (capture_dynamic_output_shape_ops="
+          "False); with the switch, the loop variable is tensor data and its uses as a Python "
+          "value break the graph (Could not extract specialized integer / data-dependent "
+          "branching)";
+      fix(ctx, d, s);
+    });
+  }
+
+ private:
+  struct Site {
+    NodeId loop, function, rows_stmt, cond;
+    std::string rows, mask;  // rows: the rows name, or the nonzero call's text
+    // `R = C.nonzero(as_tuple=True)[0].tolist()`: the indices as ints already;
+    // `indices` is the call before `.tolist()`.
+    NodeId list_value, indices;
+  };
+
+  // The loop's shape: `for V in NZ(C)`, or `for V in R` with `R = NZ(C)`
+  // in the same function.
+  static bool match(const lint::RuleContext& ctx, NodeId loop, Site& s) {
+    const auto& t = ctx.tree();
+    const sema::Model& m = *ctx.model();
+    const NodeId iter = t.child(loop, GM_F(For, iter));
+    NodeId fn = m.parent(loop);
+    while (fn && t.kind(fn) != NodeKind::FunctionDef && t.kind(fn) != NodeKind::AsyncFunctionDef)
+      fn = m.parent(fn);
+    if (!fn) return false;
+    s.loop = loop;
+    s.function = fn;
+    NodeId call = iter;
+    s.rows_stmt = loop;
+    if (t.kind(iter) == NodeKind::Name) {
+      s.rows = std::string(id_of(t, iter));
+      // The one binding of the rows name.
+      NodeId stmt{};
+      int stores = 0;
+      walk(t, fn, [&](NodeId n) {
+        if (t.kind(n) != NodeKind::Name || id_of(t, n) != s.rows || is_load(t, n)) return;
+        ++stores;
+        const NodeId p = m.parent(n);
+        if (t.kind(p) == NodeKind::Assign && t.children(p, GM_F(Assign, targets)).size() == 1 &&
+            t.children(p, GM_F(Assign, targets))[0] == n)
+          stmt = p;
+      });
+      if (stores != 1 || !stmt || t.at(stmt).end > t.at(loop).begin) return false;
+      call = t.child(stmt, GM_F(Assign, value));
+      s.rows_stmt = stmt;
+    }
+    if (t.kind(call) != NodeKind::Call) return false;
+    if (const NodeId idx = method_receiver(t, call, "tolist");
+        idx && s.rows_stmt != loop && t.children(call, GM_F(Call, args)).empty() &&
+        t.children(call, GM_F(Call, keywords)).empty()) {
+      // `C.nonzero(as_tuple=True)[0].tolist()` / `torch.where(C)[0].tolist()`
+      if (t.kind(idx) != NodeKind::Subscript ||
+          int_literal(t, t.child(idx, GM_F(Subscript, slice))) != 0)
+        return false;
+      const NodeId nz = t.child(idx, GM_F(Subscript, value));
+      if (t.kind(nz) != NodeKind::Call) return false;
+      auto args = t.children(nz, GM_F(Call, args));
+      const auto kws = t.children(nz, GM_F(Call, keywords));
+      std::string q;
+      const std::string_view leaf = torch_leaf_of(m, nz, q);
+      const NodeId recv = method_receiver(t, nz, "nonzero");
+      const NodeId flag = keyword(t, nz, "as_tuple");
+      const bool as_tuple = kws.size() == 1 && flag && t.kind(flag) == NodeKind::Constant &&
+                            t.constant_at(t.field(flag, GM_F(Constant, value))).kind ==
+                                ast::ConstantValue::Kind::True;
+      if (recv && args.empty() && as_tuple) {
+        s.cond = recv;
+      } else if (leaf == "nonzero" && args.size() == 1 && as_tuple) {
+        s.cond = args[0];
+      } else if (leaf == "where" && args.size() == 1 && kws.empty()) {
+        s.cond = args[0];
+      } else {
+        return false;
+      }
+      s.list_value = call;
+      s.indices = idx;
+      return true;
+    }
+    const auto args = t.children(call, GM_F(Call, args));
+    for (NodeId k : t.children(call, GM_F(Call, keywords))) {
+      const auto arg = t.field(k, GM_F(keyword, arg));
+      if (ast::Tree::is_none_string(arg) || t.text(arg) != "as_tuple" ||
+          !is_false_constant(t, t.child(k, GM_F(keyword, value))))
+        return false;
+    }
+    if (NodeId recv = method_receiver(t, call, "nonzero"); recv && args.empty()) {
+      s.cond = recv;
+    } else {
+      std::string q;
+      const std::string_view leaf = torch_leaf_of(m, call, q);
+      if ((leaf != "nonzero" && leaf != "argwhere") || args.size() != 1) return false;
+      s.cond = args[0];
+    }
+    if (s.rows.empty()) s.rows = std::string(ctx.text_of(call));
+    return true;
+  }
+
+  // The mask and the reduced dimensions of `C = cmp(M.sum(dim=D), 0)`, or a
+  // decline reason.
+  static std::string condition(const lint::RuleContext& ctx, Site& s, std::vector<long>& dims) {
+    const auto& t = ctx.tree();
+    const sema::Model& m = *ctx.model();
+    const NodeId c = s.cond;
+    NodeId sum{}, zero{};
+    if (t.kind(c) == NodeKind::Compare) {
+      const auto ops = t.raw_list(c, GM_F(Compare, ops));
+      const auto rhs = t.children(c, GM_F(Compare, comparators));
+      if (ops.size() != 1) return "the condition is not `S > 0` or `S != 0`";
+      const auto k = static_cast<NodeKind>(ops[0].index);
+      if (k != NodeKind::Gt && k != NodeKind::NotEq) return "the condition is not `S > 0` or `S != 0`";
+      sum = t.child(c, GM_F(Compare, left));
+      zero = rhs[0];
+    } else if (t.kind(c) == NodeKind::Call) {
+      const auto args = t.children(c, GM_F(Call, args));
+      if (!t.children(c, GM_F(Call, keywords)).empty()) return "the condition has keywords";
+      std::string q;
+      const std::string_view leaf = torch_leaf_of(m, c, q);
+      const std::string_view meth = method_name(m, c);
+      if ((leaf == "greater" || leaf == "gt" || leaf == "ne") && args.size() == 2) {
+        sum = args[0];
+        zero = args[1];
+      } else if ((meth == "greater" || meth == "gt" || meth == "ne") && args.size() == 1) {
+        sum = t.child(t.child(c, GM_F(Call, func)), GM_F(Attribute, value));
+        zero = args[0];
+      }
+    }
+    if (!sum || int_literal(t, zero) != 0)
+      return "the condition is not `S > 0` or `S != 0` of a sum over the mask";
+    // S = M.sum(dim=D) / M.sum(D) / torch.sum(M, D)
+    if (t.kind(sum) != NodeKind::Call) return "the condition does not compare a sum";
+    NodeId mask{}, d{};
+    auto args = t.children(sum, GM_F(Call, args));
+    std::string q;
+    if (method_name(m, sum) == "sum") {
+      mask = t.child(t.child(sum, GM_F(Call, func)), GM_F(Attribute, value));
+      if (args.size() == 1) d = args[0];
+    } else if (torch_leaf_of(m, sum, q) == "sum" && !args.empty()) {
+      mask = args[0];
+      if (args.size() == 2) d = args[1];
+    }
+    for (NodeId k : t.children(sum, GM_F(Call, keywords))) {
+      const auto arg = t.field(k, GM_F(keyword, arg));
+      if (ast::Tree::is_none_string(arg) || t.text(arg) != "dim" || d)
+        return "the sum has a keyword other than `dim`";
+      d = t.child(k, GM_F(keyword, value));
+    }
+    if (!mask || t.kind(mask) != NodeKind::Name || !d)
+      return "the condition is not a sum of a named mask over given dimensions";
+    if (t.kind(d) == NodeKind::Tuple) {
+      for (NodeId e : t.children(d, GM_F(Tuple, elts))) {
+        const auto v = int_literal(t, e);
+        if (!v) return "the summed dimensions are not integer literals";
+        dims.push_back(*v);
+      }
+    } else if (const auto v = int_literal(t, d)) {
+      dims.push_back(*v);
+    } else {
+      return "the summed dimensions are not integer literals";
+    }
+    s.mask = std::string(id_of(t, mask));
+    return {};
+  }
+
+  // The value the mask name holds at the rows statement (straight-line code:
+  // every binding an assignment before it, none under a branch or loop), its
+  // rank and whether it is non-negative; a decline reason otherwise.
+  static std::string mask_facts(const lint::RuleContext& ctx, Site& s,
+                                const std::vector<long>& dims) {
+    const auto& t = ctx.tree();
+    const sema::Model& m = *ctx.model();
+    std::vector<NodeId> values;  // in source order
+    bool bad = false;
+    walk(t, s.function, [&](NodeId n) {
+      if (t.kind(n) != NodeKind::Name || id_of(t, n) != s.mask || is_load(t, n)) return;
+      const NodeId p = m.parent(n);
+      if (t.kind(p) != NodeKind::Assign || t.children(p, GM_F(Assign, targets)).size() != 1 ||
+          t.at(p).end > t.at(s.rows_stmt).begin) {
+        bad = true;
+        return;
+      }
+      for (NodeId a = m.parent(p); a && a != s.function; a = m.parent(a))
+        if (t.kind(a) != NodeKind::With) bad = true;
+      values.push_back(t.child(p, GM_F(Assign, value)));
+    });
+    if (bad || values.empty())
+      return "the mask `" + s.mask + "` is not assigned once in straight-line code before the loop";
+    // Rank: the last assignment's outermost permute / view / reshape.
+    const NodeId last = values.back();
+    const std::string_view shape_op = method_name(m, last);
+    if (shape_op != "permute" && shape_op != "view" && shape_op != "reshape")
+      return "the rank of the mask `" + s.mask + "` is not known (no permute/view/reshape)";
+    auto sizes = t.children(last, GM_F(Call, args));
+    if (sizes.size() == 1 && t.kind(sizes[0]) == NodeKind::Tuple)
+      sizes = t.children(sizes[0], GM_F(Tuple, elts));
+    const long rank = static_cast<long>(sizes.size());
+    std::set<long> seen;
+    for (long d : dims) {
+      const long n = d < 0 ? d + rank : d;
+      if (n < 1 || n >= rank || !seen.insert(n).second)
+        return "the sum does not cover every dimension of the mask but the first";
+    }
+    if (static_cast<long>(seen.size()) != rank - 1)
+      return "the sum does not cover every dimension of the mask but the first";
+    // Non-negative: through views and casts to a one_hot or a comparison.
+    std::size_t at = values.size() - 1;  // the binding `v` is part of
+    NodeId v = last;
+    for (int steps = 0; steps < 64; ++steps) {
+      if (t.kind(v) == NodeKind::Name && id_of(t, v) == s.mask) {
+        if (at == 0) break;  // read before its first binding here
+        v = values[--at];
+        continue;
+      }
+      if (t.kind(v) == NodeKind::Compare) return {};
+      if (t.kind(v) != NodeKind::Call) break;
+      const std::string_view meth = method_name(m, v);
+      if (!meth.empty()) {
+        const sema::ops::OpInfo* op = sema::ops::lookup(meth);
+        if (op && op->has(sema::ops::BoolResult)) return {};
+        static constexpr std::string_view kKeep[] = {
+            "permute", "transpose", "view",  "reshape", "contiguous", "flatten", "squeeze",
+            "unsqueeze", "long",    "int",   "float",   "double",     "bool",    "to",
+            "clone",   "detach",    "movedim"};
+        if (std::find(std::begin(kKeep), std::end(kKeep), meth) == std::end(kKeep)) break;
+        v = t.child(t.child(v, GM_F(Call, func)), GM_F(Attribute, value));
+        continue;
+      }
+      const auto q = callee_name(m, v);
+      const sema::ops::OpInfo* op = q ? sema::ops::lookup_qualified(*q) : nullptr;
+      const auto range = op ? sema::ops::value_range(*op) : std::nullopt;
+      if (range && range->lo >= 0) return {};
+      break;
+    }
+    return "the mask `" + s.mask + "` is not proven non-negative (a sum over it may be 0 "
+           "with non-zero elements)";
+  }
+
+  static void fix(const lint::RuleContext& ctx, lint::Diagnostic& d, Site& s) {
+    std::vector<long> dims;
+    if (std::string why = condition(ctx, s, dims); !why.empty()) {
+      d.declined_reason = why;
+      return;
+    }
+    if (std::string why = mask_facts(ctx, s, dims); !why.empty()) {
+      d.declined_reason = why;
+      return;
+    }
+    Body b(ctx, s);
+    b.run();
+    if (!b.proof.declined.empty()) {
+      d.declined_reason = b.proof.declined;
+      return;
+    }
+    const auto& t = ctx.tree();
+    const NodeId target = t.child(s.loop, GM_F(For, target));
+    std::vector<edits::Edit> es;
+    const std::string rows = s.list_value ? std::string(ctx.text_of(s.indices)) : s.rows;
+    std::string call = std::string(gm2::kRuntimeAlias) + ".nonzero_rows(" + rows + ", " + s.mask +
+                       ".shape[0]" + (b.proof.calls_submodule ? ", self" : "") +
+                       (b.item ? ", item=True" : "") + ")";
+    const NodeId at = s.list_value ? s.list_value : t.child(s.loop, GM_F(For, iter));
+    es.push_back(edits::Edit::replace(t.at(at).begin, t.at(at).end, std::move(call)));
+    if (b.var != id_of(t, target))
+      es.push_back(edits::Edit::replace(t.at(target).begin, t.at(target).end, b.var));
+    if (b.conversion) es.push_back(ctx.delete_statement(b.conversion));
+    for (NodeId g : b.empty_guards) es.push_back(ctx.delete_statement(g));
+    const bool unsafe = !b.proof.unsafe_why.empty();
+    gm2::attach_fix(ctx, d,
+                    unsafe ? "Loop over every index of the mask while compiling (assumes " +
+                                 b.proof.unsafe_why + ")"
+                           : "Loop over every index of the mask while compiling "
+                             "(`_graphmend_rt.nonzero_rows`)",
+                    std::move(es), unsafe);
+  }
+
+  // The body's proof: what it assigns, selects and updates.
+  struct Body {
+    Body(const lint::RuleContext& c, const Site& s) : ctx(c), t(c.tree()), m(*c.model()), site(s) {}
+    const lint::RuleContext& ctx;
+    const ast::Tree& t;
+    const sema::Model& m;
+    const Site& site;
+    Proof proof;
+    std::string var;  // the index variable (a Python int in the rewrite)
+    bool item = false;
+    NodeId conversion{};
+    std::vector<NodeId> empty_guards;
+    std::set<std::string, std::less<>> selected, assigned;
+    std::set<std::string, std::less<>> modules;  // names bound to `self.<attr>[...]`
+    bool selection_seen = false;
+    int depth = 0;
+
+    void decline(std::string why, NodeId at) {
+      if (proof.declined.empty())
+        proof.declined = std::move(why) + " (line " + std::to_string(t.at(at).pos.lineno) + ")";
+    }
+    void unsafe(std::string why) {
+      if (proof.unsafe_why.empty()) proof.unsafe_why = std::move(why);
+    }
+
+    void run() {
+      const auto body = t.children(site.loop, GM_F(For, body));
+      const NodeId target = t.child(site.loop, GM_F(For, target));
+      if (t.kind(target) != NodeKind::Name || !t.children(site.loop, GM_F(For, orelse)).empty())
+        return decline("the loop has no plain name target or has an `else`", site.loop);
+      const std::string_view row = id_of(t, target);
+      std::size_t first = 1;
+      if (site.list_value) {  // the loop variable is the index already
+        var = std::string(row);
+        first = 0;
+      } else if (!conversion_of(body[0], row)) {
+        return decline("the loop does not start by taking the index out of the row "
+                       "(`i = row[0]`, `i = int(row.item())`)",
+                       body[0]);
+      }
+      for (std::size_t i = first; i < body.size(); ++i) statement(body[i]);
+      if (!proof.declined.empty()) return;
+      if (!selection_seen)
+        return decline("the body does not select with `torch.where(" + site.mask + "[i])`",
+                       site.loop);
+      index_uses(row);
+      names_stay_inside();
+      rows_used_once();
+    }
+
+    bool conversion_of(NodeId stmt, std::string_view row) {
+      if (t.kind(stmt) != NodeKind::Assign) return false;
+      const auto targets = t.children(stmt, GM_F(Assign, targets));
+      if (targets.size() != 1 || t.kind(targets[0]) != NodeKind::Name) return false;
+      NodeId v = t.child(stmt, GM_F(Assign, value));
+      bool to_int = false;
+      if (t.kind(v) == NodeKind::Call) {
+        const NodeId f = t.child(v, GM_F(Call, func));
+        if (id_of(t, f) == "int" && m.is_builtin(f) &&
+            t.children(v, GM_F(Call, args)).size() == 1 &&
+            t.children(v, GM_F(Call, keywords)).empty()) {
+          v = t.children(v, GM_F(Call, args))[0];
+          to_int = true;
+        }
+      }
+      if (const NodeId recv = method_receiver(t, v, "item");
+          recv && t.children(v, GM_F(Call, args)).empty()) {
+        if (id_of(t, recv) != row) return false;
+        item = true;
+      } else if (t.kind(v) == NodeKind::Subscript && !to_int) {
+        if (id_of(t, t.child(v, GM_F(Subscript, value))) != row ||
+            int_literal(t, t.child(v, GM_F(Subscript, slice))) != 0)
+          return false;
+      } else {
+        return false;
+      }
+      conversion = stmt;
+      var = std::string(id_of(t, targets[0]));
+      return true;
+    }
+
+    // `if X.numel() == 0: continue` (also `len(X) == 0`, `X.shape[0] == 0`,
+    // `not X.numel()`) on a selected name.
+    bool empty_guard(NodeId stmt) {
+      const auto body = t.children(stmt, GM_F(If, body));
+      if (body.size() != 1 || t.kind(body[0]) != NodeKind::Continue ||
+          !t.children(stmt, GM_F(If, orelse)).empty())
+        return false;
+      NodeId test = t.child(stmt, GM_F(If, test));
+      NodeId size{};
+      if (t.kind(test) == NodeKind::UnaryOp && op_of(t, test, GM_F(UnaryOp, op)) == NodeKind::Not) {
+        size = t.child(test, GM_F(UnaryOp, operand));
+      } else if (t.kind(test) == NodeKind::Compare) {
+        const auto ops = t.raw_list(test, GM_F(Compare, ops));
+        if (ops.size() != 1 || static_cast<NodeKind>(ops[0].index) != NodeKind::Eq ||
+            int_literal(t, t.children(test, GM_F(Compare, comparators))[0]) != 0)
+          return false;
+        size = t.child(test, GM_F(Compare, left));
+      }
+      if (!size) return false;
+      NodeId of{};
+      if (const NodeId r = method_receiver(t, size, "numel");
+          r && t.children(size, GM_F(Call, args)).empty()) {
+        of = r;
+      } else if (t.kind(size) == NodeKind::Call &&
+                 id_of(t, t.child(size, GM_F(Call, func))) == "len" &&
+                 m.is_builtin(t.child(size, GM_F(Call, func))) &&
+                 t.children(size, GM_F(Call, args)).size() == 1) {
+        of = t.children(size, GM_F(Call, args))[0];
+      } else if (t.kind(size) == NodeKind::Subscript &&
+                 int_literal(t, t.child(size, GM_F(Subscript, slice))) == 0) {
+        const NodeId shape = t.child(size, GM_F(Subscript, value));
+        if (t.kind(shape) == NodeKind::Attribute &&
+            t.text(t.field(shape, GM_F(Attribute, attr))) == "shape")
+          of = t.child(shape, GM_F(Attribute, value));
+      }
+      return of && selected.count(id_of(t, of)) != 0;
+    }
+
+    void statement(NodeId st) {
+      const ast::DepthGuard guard(depth);
+      if (guard.exceeded()) return decline("the loop body is nested too deeply", st);
+      switch (t.kind(st)) {
+        case NodeKind::Continue:
+        case NodeKind::Pass:
+          return;
+        case NodeKind::If: {
+          if (selection_seen && empty_guard(st)) {
+            if (m.parent(st) != site.loop)
+              return decline("an emptiness test inside a branch", st);
+            empty_guards.push_back(st);
+            return;
+          }
+          const NodeId test = t.child(st, GM_F(If, test));
+          walk(t, test, [&](NodeId n) {
+            if (t.kind(n) == NodeKind::Call) decline("a call in an `if` test of the body", n);
+            if (t.kind(n) == NodeKind::Name && (assigned.count(id_of(t, n)) || selected.count(id_of(t, n))))
+              decline("an `if` test of the body reads tensor data", n);
+          });
+          for (NodeId s2 : t.children(st, GM_F(If, body))) statement(s2);
+          for (NodeId s2 : t.children(st, GM_F(If, orelse))) statement(s2);
+          return;
+        }
+        case NodeKind::Assign:
+          return assignment(st);
+        case NodeKind::Expr:
+          return update(st);
+        default:
+          return decline("a statement the proof does not cover in the loop body", st);
+      }
+    }
+
+    void assignment(NodeId st) {
+      const auto targets = t.children(st, GM_F(Assign, targets));
+      const NodeId value = t.child(st, GM_F(Assign, value));
+      if (targets.size() != 1) return decline("a chained assignment in the loop body", st);
+      std::vector<NodeId> names;
+      if (t.kind(targets[0]) == NodeKind::Name) {
+        names.push_back(targets[0]);
+      } else if (t.kind(targets[0]) == NodeKind::Tuple) {
+        for (NodeId e : t.children(targets[0], GM_F(Tuple, elts))) names.push_back(e);
+      }
+      for (NodeId n : names)
+        if (t.kind(n) != NodeKind::Name)
+          return decline("the loop body stores to something other than a local name", st);
+      if (names.empty()) return decline("the loop body stores to something other than a local name", st);
+      std::string q;
+      if (t.kind(value) == NodeKind::Call && torch_leaf_of(m, value, q) == "where" &&
+          t.children(value, GM_F(Call, args)).size() == 1) {
+        NodeId sel = t.children(value, GM_F(Call, args))[0];
+        // Views of the row keep "all zero": `mask[i].squeeze(0)`.
+        while (t.kind(sel) == NodeKind::Call) {
+          const std::string_view view = method_name(m, sel);
+          if (view != "squeeze" && view != "flatten" && view != "contiguous" && view != "t")
+            break;
+          for (NodeId a : t.children(sel, GM_F(Call, args))) pure(a);
+          if (!t.children(sel, GM_F(Call, keywords)).empty()) break;
+          sel = t.child(t.child(sel, GM_F(Call, func)), GM_F(Attribute, value));
+        }
+        if (t.kind(sel) != NodeKind::Subscript ||
+            id_of(t, t.child(sel, GM_F(Subscript, value))) != site.mask ||
+            id_of(t, t.child(sel, GM_F(Subscript, slice))) != var)
+          return decline("a one-argument `torch.where` other than `torch.where(" + site.mask +
+                             "[" + var + "])`",
+                         st);
+        if (selection_seen || m.parent(st) != site.loop)
+          return decline("more than one selection, or a selection inside a branch", st);
+        selection_seen = true;
+        for (NodeId n : names) selected.emplace(id_of(t, n));
+        return;
+      }
+      pure(value);
+      // `layer = self.experts[i]`: a submodule the body may call.
+      NodeId root = value;
+      while (t.kind(root) == NodeKind::Subscript || t.kind(root) == NodeKind::Attribute)
+        root = t.kind(root) == NodeKind::Subscript ? t.child(root, GM_F(Subscript, value))
+                                                   : t.child(root, GM_F(Attribute, value));
+      if (names.size() == 1 && value != root && id_of(t, root) == "self")
+        modules.emplace(id_of(t, names[0]));
+      for (NodeId n : names) {
+        const std::string_view id = id_of(t, n);
+        if (id == var || id == site.mask || id == site.rows || selected.count(id))
+          return decline("the loop body rebinds `" + std::string(id) + "`", st);
+        assigned.emplace(id);
+      }
+    }
+
+    // `acc.index_add_(0, selected, value)`
+    void update(NodeId st) {
+      const NodeId call = t.child(st, GM_F(Expr, value));
+      const NodeId acc = method_receiver(t, call, "index_add_");
+      const auto args = t.children(call, GM_F(Call, args));
+      if (!acc || args.size() != 3 || !t.children(call, GM_F(Call, keywords)).empty() ||
+          t.kind(acc) != NodeKind::Name)
+        return decline("an effect other than `acc.index_add_(0, selected, value)`", st);
+      if (assigned.count(id_of(t, acc)) || !selection_seen)
+        return decline("`index_add_` into a name the body assigns, or before the selection", st);
+      if (int_literal(t, args[0]) != 0 || !selected.count(id_of(t, args[1])))
+        return decline("`index_add_` not along dimension 0 at the selected rows", st);
+      pure(args[2]);
+    }
+
+    // Pure and total, or a call the fix marks unsafe.
+    void pure(NodeId e) {
+      const ast::DepthGuard guard(depth);
+      if (guard.exceeded()) return decline("an expression nested too deeply", e);
+      switch (t.kind(e)) {
+        case NodeKind::Name:
+        case NodeKind::Constant:
+          return;
+        case NodeKind::Attribute:
+          return pure(t.child(e, GM_F(Attribute, value)));
+        case NodeKind::Subscript: {
+          const NodeId obj = t.child(e, GM_F(Subscript, value));
+          const NodeId sl = t.child(e, GM_F(Subscript, slice));
+          bool by_index = id_of(t, sl) == var;
+          if (t.kind(sl) == NodeKind::Tuple)
+            for (NodeId x : t.children(sl, GM_F(Tuple, elts))) by_index |= id_of(t, x) == var;
+          if (by_index && id_of(t, obj) != site.mask)
+            unsafe("`" + std::string(ctx.text_of(obj)) + "` has an entry for every index of the mask");
+          pure(obj);
+          return pure(sl);
+        }
+        case NodeKind::Slice:
+          for (int f : {GM_F(Slice, lower), GM_F(Slice, upper), GM_F(Slice, step)})
+            if (NodeId x = t.child(e, f)) pure(x);
+          return;
+        case NodeKind::Tuple:
+          for (NodeId x : t.children(e, GM_F(Tuple, elts))) pure(x);
+          return;
+        case NodeKind::UnaryOp:
+          return pure(t.child(e, GM_F(UnaryOp, operand)));
+        case NodeKind::BinOp: {
+          const NodeKind op = op_of(t, e, GM_F(BinOp, op));
+          if (op != NodeKind::Add && op != NodeKind::Sub && op != NodeKind::Mult &&
+              op != NodeKind::MatMult)
+            return decline("an operator that may raise on Python numbers", e);
+          pure(t.child(e, GM_F(BinOp, left)));
+          return pure(t.child(e, GM_F(BinOp, right)));
+        }
+        case NodeKind::Call:
+          return call(e);
+        default:
+          return decline("an expression the proof does not cover", e);
+      }
+    }
+
+    void call(NodeId e) {
+      const NodeId func = t.child(e, GM_F(Call, func));
+      for (NodeId a : t.children(e, GM_F(Call, args))) {
+        if (t.kind(a) == NodeKind::Starred) return decline("a `*args` call", e);
+        pure(a);
+      }
+      for (NodeId k : t.children(e, GM_F(Call, keywords))) {
+        if (ast::Tree::is_none_string(t.field(k, GM_F(keyword, arg))))
+          return decline("a `**kwargs` call", e);
+        pure(t.child(k, GM_F(keyword, value)));
+      }
+      // Pure and total, and no reduction: on zero rows `max`/`amax`/`argmax`
+      // raise (the op table's totality allows errors that depend on shapes).
+      const auto empty_ok = [](const sema::ops::OpInfo* op) {
+        return op && op->predicable() && !op->has(sema::ops::Reduction);
+      };
+      if (const auto q = m.qualified_name(func)) {
+        const sema::ops::OpInfo* op = sema::ops::lookup_qualified(*q);
+        if (empty_ok(op) && !op->has(sema::ops::MethodSizeArgs)) return;
+        if (*q == "int" && m.is_builtin(func)) return;
+        return decline("`" + *q + "` is not a pure, total torch operation that takes zero rows (op table)", e);
+      }
+      if (t.kind(func) == NodeKind::Name && modules.count(id_of(t, func))) {
+        proof.calls_submodule = true;
+        return unsafe("`" + std::string(id_of(t, func)) + "` computes row by row without effects");
+      }
+      if (t.kind(func) != NodeKind::Attribute) return decline("a call the proof does not cover", e);
+      const NodeId recv = t.child(func, GM_F(Attribute, value));
+      const std::string_view meth = t.text(t.field(func, GM_F(Attribute, attr)));
+      if (id_of(t, recv) == "self") {
+        const auto targets = m.callees(e);
+        if (targets.size() == 1 && pure_method(targets[0])) return;
+        if (!targets.empty()) return decline("`self." + std::string(meth) + "` is not pure", e);
+        proof.calls_submodule = true;
+        return unsafe("`self." + std::string(meth) + "` computes row by row without effects");
+      }
+      if (t.kind(recv) == NodeKind::Subscript &&
+          t.kind(t.child(recv, GM_F(Subscript, value))) == NodeKind::Attribute &&
+          id_of(t, t.child(t.child(recv, GM_F(Subscript, value)), GM_F(Attribute, value))) == "self") {
+        pure(recv);
+        proof.calls_submodule = true;
+        return unsafe("`" + std::string(ctx.text_of(func)) + "` computes row by row without effects");
+      }
+      const sema::ops::OpInfo* op = sema::ops::lookup(meth);
+      // `x.reshape(k, -1)` of zero elements raises (the -1 could be
+      // anything); with the -1 first, the other sizes fix it to 0.
+      if (op && op->has(sema::ops::MethodSizeArgs)) {
+        const auto sizes = t.children(e, GM_F(Call, args));
+        if (sizes.empty() || int_literal(t, sizes[0]) != -1)
+          return decline("`." + std::string(meth) + "()` may not take zero rows (its first size is not -1)",
+                         e);
+      }
+      if (!empty_ok(op) || op->method.ret == sema::Ret::Unknown)
+        return decline("`." + std::string(meth) +
+                           "()` is not a pure, total tensor method that takes zero rows (op table)",
+                       e);
+      pure(recv);
+    }
+
+    // A method of the class whose body is assignments to local names and a
+    // return, of pure expressions.
+    bool pure_method(NodeId def) {
+      if (t.kind(def) != NodeKind::FunctionDef) return false;
+      for (NodeId st : t.children(def, GM_F(FunctionDef, body))) {
+        if (t.kind(st) == NodeKind::Return) {
+          if (NodeId v = t.child(st, GM_F(Return, value))) pure(v);
+        } else if (t.kind(st) == NodeKind::Assign) {
+          for (NodeId tg : t.children(st, GM_F(Assign, targets))) {
+            bool names_only = t.kind(tg) == NodeKind::Name;
+            if (t.kind(tg) == NodeKind::Tuple) {
+              names_only = true;
+              for (NodeId x : t.children(tg, GM_F(Tuple, elts)))
+                names_only &= t.kind(x) == NodeKind::Name;
+            }
+            if (!names_only) return false;
+          }
+          pure(t.child(st, GM_F(Assign, value)));
+        } else if (!(t.kind(st) == NodeKind::Expr &&
+                     t.kind(t.child(st, GM_F(Expr, value))) == NodeKind::Constant)) {
+          return false;  // not a docstring
+        }
+      }
+      return proof.declined.empty();
+    }
+
+    // The index is used only where an int and a 0-d integer tensor agree;
+    // the row variable, when it is not the index, only by the conversion.
+    void index_uses(std::string_view row) {
+      const std::uint32_t after =
+          conversion ? t.at(conversion).end : t.at(t.children(site.loop, GM_F(For, body))[0]).begin;
+      walk(t, site.loop, [&](NodeId n) {
+        if (t.kind(n) != NodeKind::Name || t.at(n).begin < after) return;
+        const std::string_view id = id_of(t, n);
+        if (id == row && row != var) return decline("the row variable is used after the conversion", n);
+        if (id != var) return;
+        if (!is_load(t, n)) return decline("the loop body rebinds the index", n);
+        NodeId p = m.parent(n);
+        if (t.kind(p) == NodeKind::Tuple) p = m.parent(p);
+        if (t.kind(p) == NodeKind::Subscript && t.child(p, GM_F(Subscript, value)) != n) return;
+        if (t.kind(p) == NodeKind::FormattedValue &&
+            static_cast<int>(t.field(p, GM_F(FormattedValue, conversion)).a) == -1 &&
+            !t.child(p, GM_F(FormattedValue, format_spec)))
+          return;
+        if (t.kind(p) == NodeKind::Call && id_of(t, t.child(p, GM_F(Call, func))) == "int") return;
+        if (t.kind(p) == NodeKind::Compare) {
+          NodeId up = m.parent(p);
+          while (t.kind(up) == NodeKind::BoolOp || t.kind(up) == NodeKind::UnaryOp) up = m.parent(up);
+          if (t.kind(up) == NodeKind::If) return;
+        }
+        decline("the index `" + var + "` is used as a tensor value", n);
+      });
+    }
+
+    // Names the body assigns are neither read outside it nor before their
+    // first assignment in a step.
+    void names_stay_inside() {
+      const std::uint32_t lb = t.at(site.loop).begin, le = t.at(site.loop).end;
+      std::set<std::string, std::less<>> all = assigned;
+      all.insert(selected.begin(), selected.end());
+      all.insert(var);
+      std::vector<std::pair<std::string_view, std::uint32_t>> first_store;
+      walk(t, site.loop, [&](NodeId n) {
+        if (t.kind(n) == NodeKind::Name && !is_load(t, n) && all.count(id_of(t, n)))
+          first_store.emplace_back(id_of(t, n), t.at(n).begin);
+      });
+      walk(t, site.function, [&](NodeId n) {
+        if (t.kind(n) != NodeKind::Name || !is_load(t, n) || !all.count(id_of(t, n))) return;
+        const std::uint32_t at = t.at(n).begin;
+        if (at < lb || at >= le)
+          return decline("`" + std::string(id_of(t, n)) + "`, assigned in the loop, is read outside it", n);
+        if (id_of(t, n) == var) return;
+        for (const auto& [id, store] : first_store)
+          if (id == id_of(t, n) && store < at) return;
+        decline("`" + std::string(id_of(t, n)) + "` is read before the loop body assigns it", n);
+      });
+    }
+
+    void rows_used_once() {
+      if (site.rows_stmt == site.loop) return;  // `for i in x.nonzero():`
+      int loads = 0;
+      walk(t, site.function, [&](NodeId n) {
+        if (t.kind(n) == NodeKind::Name && is_load(t, n) && id_of(t, n) == site.rows) ++loads;
+      });
+      if (loads != 1) decline("`" + site.rows + "` is used elsewhere than by the loop", site.rows_stmt);
+    }
+  };
+};
+
+}  // namespace
+
+const lint::Rule& gm409_nonzero_row_loop() {
+  static const NonzeroRowLoop rule;
+  return rule;
+}
+
+}  // namespace gm::rules

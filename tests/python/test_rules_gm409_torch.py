@@ -1,0 +1,171 @@
+"""GM409 end to end with torch 2.13: loops over the rows of ``nonzero()`` of
+an expert mask (the eager mixture-of-experts loop), mended into
+``graphmend.runtime.nonzero_rows``.
+
+The modules are the C++ fixture tests/fixtures/rules/GM409/forms.py and its
+unsafe snapshot (``graphmend.fix_source`` must give it).  With Dynamo's
+``capture_dynamic_output_shape_ops`` and ``capture_scalar_outputs`` the
+mended loop is traced into one graph (an ``index_add_`` per expert in it)
+with no break event, where the original leaves the loop out of the graph or
+breaks; without the switches the mended module breaks no more than the
+original.  Outputs (counting backend, eager) are bitwise the
+original's run eagerly on routings that leave experts out (Inductor, which
+now fuses the experts' arithmetic, within float32 rounding), gradients too,
+and with a forward hook installed the runtime keeps the original loop (the
+hook sees the same calls).
+"""
+from __future__ import annotations
+
+import pathlib
+import uuid
+
+import pytest
+
+torch = pytest.importorskip("torch")
+graphmend = pytest.importorskip("graphmend")
+
+from _torch_cases import breaks as _breaks, compiled as _compiled, load_file  # noqa: E402
+
+FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "rules" / "GM409"
+
+# class -> (constructor args, number of mask classes, hidden size, top-k)
+CASES = {
+    "Experts": ((), 4, 8, 2),
+    "GatedExperts": ((4, 8, 6), 5, 8, 2),
+    "ItemExperts": ((3, 2, 8, 6), 5, 8, 2),
+    "MethodExperts": ((), 8, 8, 1),
+    "ListExperts": ((4, 8, 6), 4, 8, 2),
+}
+
+
+@pytest.fixture(scope="module")
+def modules(tmp_path_factory):
+    original_text = (FIXTURES / "forms.py").read_text()
+    result = graphmend.fix_source(original_text, unsafe=True, select=["GM409"])
+    assert result.status == "fixed"
+    assert result.source == (FIXTURES / "forms.unsafe.fixed.py").read_text()
+    out = []
+    for tag, text in (("original", original_text), ("mended", result.source)):
+        path = tmp_path_factory.mktemp("gm409") / f"{tag}_{uuid.uuid4().hex}.py"
+        path.write_text(text)
+        out.append(load_file(path, "gm409_case"))
+    return out
+
+
+@pytest.fixture
+def switches():
+    import torch._dynamo.config as dc
+
+    saved = (dc.capture_scalar_outputs, dc.capture_dynamic_output_shape_ops)
+    yield dc
+    dc.capture_scalar_outputs, dc.capture_dynamic_output_shape_ops = saved
+
+
+def _inputs(name, seed):
+    _, classes, d, k = CASES[name]
+    g = torch.Generator().manual_seed(seed)
+    tokens = 7
+    x = torch.randn(tokens, d, generator=g)
+    # Routings that leave experts out: the first uses only two classes.
+    high = 2 if seed == 0 else classes
+    idx = torch.randint(0, high, (tokens, k), generator=g)
+    if name == "MethodExperts":
+        return x, idx, torch.randn(d, 2 * d, generator=g)
+    return x, idx, torch.rand(tokens, k, generator=g)
+
+
+def _model(module, name):
+    torch.manual_seed(0)
+    return getattr(module, name)(*CASES[name][0])
+
+
+def _index_adds(cnt) -> int:
+    return sum(1 for g in cnt.graphs for n in g.graph.nodes if "index_add" in str(n.target))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_one_graph_with_the_switches_same_outputs(modules, switches, name):
+    original, mended = modules
+    switches.capture_scalar_outputs = switches.capture_dynamic_output_shape_ops = True
+    reference = _model(original, name)
+
+    fn, cnt = _compiled(_model(original, name), "count")
+    try:
+        fn(*_inputs(name, 0))
+    except Exception as error:  # noqa: BLE001
+        # transformers 4.5x's `.nonzero(as_tuple=True)[0].tolist()` does not
+        # compile with the switches (GuardOnDataDependentSymNode in unbind).
+        assert name == "ListExperts", error
+        assert "data-dependent" in str(error)
+    original_adds = _index_adds(cnt)
+
+    for backend in ("count", "inductor", None):
+        model = _model(mended, name)
+        run, cnt = (model, None) if backend is None else _compiled(model, backend)
+        for seed in range(3):
+            args = _inputs(name, seed)
+            want = reference(*args)
+            got = run(*args)
+            if backend == "inductor":
+                # Inductor fuses the expert's arithmetic now in the graph (as
+                # for any compiled code): float32 rounding, not bitwise.
+                torch.testing.assert_close(got, want)
+            else:
+                assert got.dtype == want.dtype and torch.equal(got, want), (backend, seed)
+        if backend == "count":
+            assert len(cnt.graphs) == 1 and _breaks() == 0, name
+            # The loop is in the graph: one index_add_ per expert it visits.
+            assert _index_adds(cnt) > original_adds
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_without_the_switches_no_more_breaks(modules, switches, name):
+    original, mended = modules
+    switches.capture_scalar_outputs = switches.capture_dynamic_output_shape_ops = False
+    counts = []
+    for module in (original, mended):
+        fn, cnt = _compiled(_model(module, name), "count")
+        args = _inputs(name, 1)
+        got = fn(*args)
+        assert torch.equal(got, _model(original, name)(*args))
+        counts.append((len(cnt.graphs), _breaks()))
+    assert counts[1][0] <= counts[0][0] and counts[1][1] <= counts[0][1], counts
+
+
+def test_gradients_equal(modules, switches):
+    original, mended = modules
+    switches.capture_scalar_outputs = switches.capture_dynamic_output_shape_ops = True
+    grads = []
+    for module, backend in ((original, None), (mended, "count")):
+        model = _model(module, "GatedExperts")
+        run = model if backend is None else _compiled(model, backend)[0]
+        x, idx, w = _inputs("GatedExperts", 2)
+        x.requires_grad_(True)
+        run(x, idx, w).square().sum().backward()
+        grads.append([x.grad] + [p.grad for p in model.parameters()])
+    for other in grads[1:]:
+        assert all(torch.equal(a, b) for a, b in zip(grads[0], other))
+
+
+def test_a_forward_hook_keeps_the_original_loop(modules, switches):
+    original, mended = modules
+    switches.capture_scalar_outputs = switches.capture_dynamic_output_shape_ops = True
+    seen = {"original": [], "mended": []}
+    outputs = {}
+    for tag, module, backend in (("original", original, None), ("mended", mended, "count")):
+        model = _model(module, "GatedExperts")
+        model.act_fn.register_forward_hook(lambda m, i, o, tag=tag: seen[tag].append(i[0].shape[0]))
+        run = model if backend is None else _compiled(model, backend)[0]
+        outputs[tag] = run(*_inputs("GatedExperts", 0))
+    assert torch.equal(outputs["original"], outputs["mended"])
+    # The hook ran once per expert some token chose, with its rows: no call on zero rows.
+    assert seen["mended"] == seen["original"] and 0 not in seen["mended"]
+
+
+def test_eagerly_the_same_values_as_the_original(modules):
+    import graphmend.runtime as rt
+
+    rows = torch.tensor([[0], [2], [3]])
+    assert [int(v) for v in rt.nonzero_rows(rows, 5)] == [0, 2, 3]
+    assert all(v.dim() == 0 for v in rt.nonzero_rows(rows, 5))
+    assert list(rt.nonzero_rows(rows, 5, item=True)) == [0, 2, 3]
