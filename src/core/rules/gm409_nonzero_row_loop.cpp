@@ -820,6 +820,12 @@ class NonzeroRowLoop final : public lint::Rule {
           return;
         if (t.kind(p) == NodeKind::Call && id_of(t, t.child(p, GM_F(Call, func))) == "int") return;
         if (t.kind(p) == NodeKind::Compare) {
+          // `is` would compare identities, which an int and a tensor do not share.
+          for (NodeId op : t.raw_list(p, GM_F(Compare, ops))) {
+            const auto k = static_cast<NodeKind>(op.index);
+            if (k == NodeKind::Is || k == NodeKind::IsNot || k == NodeKind::In || k == NodeKind::NotIn)
+              return decline("the index `" + var + "` is compared by identity or membership", n);
+          }
           NodeId up = m.parent(p);
           while (t.kind(up) == NodeKind::BoolOp || t.kind(up) == NodeKind::UnaryOp) up = m.parent(up);
           if (t.kind(up) == NodeKind::If) return;
@@ -828,28 +834,74 @@ class NonzeroRowLoop final : public lint::Rule {
       });
     }
 
-    // Names the body assigns are neither read outside it nor before their
-    // first assignment in a step.
+    // Names the body assigns are not read outside it, and every read of one
+    // in a step follows an assignment on every path of that step (so no value
+    // crosses from one step to the next, which the steps added while
+    // compiling would change).
+    using Names = std::set<std::string, std::less<>>;
     void names_stay_inside() {
       const std::uint32_t lb = t.at(site.loop).begin, le = t.at(site.loop).end;
-      std::set<std::string, std::less<>> all = assigned;
+      Names all = assigned;
       all.insert(selected.begin(), selected.end());
       all.insert(var);
-      std::vector<std::pair<std::string_view, std::uint32_t>> first_store;
-      walk(t, site.loop, [&](NodeId n) {
-        if (t.kind(n) == NodeKind::Name && !is_load(t, n) && all.count(id_of(t, n)))
-          first_store.emplace_back(id_of(t, n), t.at(n).begin);
-      });
       walk(t, site.function, [&](NodeId n) {
         if (t.kind(n) != NodeKind::Name || !is_load(t, n) || !all.count(id_of(t, n))) return;
-        const std::uint32_t at = t.at(n).begin;
-        if (at < lb || at >= le)
-          return decline("`" + std::string(id_of(t, n)) + "`, assigned in the loop, is read outside it", n);
-        if (id_of(t, n) == var) return;
-        for (const auto& [id, store] : first_store)
-          if (id == id_of(t, n) && store < at) return;
-        decline("`" + std::string(id_of(t, n)) + "` is read before the loop body assigns it", n);
+        if (t.at(n).begin < lb || t.at(n).begin >= le)
+          decline("`" + std::string(id_of(t, n)) + "`, assigned in the loop, is read outside it", n);
       });
+      Names defined{var};
+      const auto body = t.children(site.loop, GM_F(For, body));
+      flow(std::vector<NodeId>(body.begin(), body.end()), defined, all);
+    }
+
+    void reads_defined(NodeId e, const Names& defined, const Names& all) {
+      walk(t, e, [&](NodeId n) {
+        if (t.kind(n) == NodeKind::Name && is_load(t, n) && all.count(id_of(t, n)) &&
+            !defined.count(id_of(t, n)))
+          decline("`" + std::string(id_of(t, n)) + "` may be read before the step assigns it", n);
+      });
+    }
+
+    // The names assigned on every path through `stmts`; nullopt when no path
+    // falls through (each ends in `continue`).
+    std::optional<Names> flow(const std::vector<NodeId>& stmts, Names defined, const Names& all) {
+      const ast::DepthGuard guard(depth);
+      if (guard.exceeded()) {
+        decline("the loop body is nested too deeply", site.loop);
+        return std::nullopt;
+      }
+      for (NodeId st : stmts) {
+        switch (t.kind(st)) {
+          case NodeKind::Continue:
+            return std::nullopt;
+          case NodeKind::If: {
+            reads_defined(t.child(st, GM_F(If, test)), defined, all);
+            const auto body = t.children(st, GM_F(If, body));
+            const auto orelse = t.children(st, GM_F(If, orelse));
+            auto a = flow(std::vector<NodeId>(body.begin(), body.end()), defined, all);
+            auto b = flow(std::vector<NodeId>(orelse.begin(), orelse.end()), defined, all);
+            if (!a && !b) return std::nullopt;
+            if (!a || !b) {
+              defined = a ? *a : *b;
+            } else {
+              Names both;
+              for (const auto& n : *a)
+                if (b->count(n)) both.insert(n);
+              defined = std::move(both);
+            }
+            break;
+          }
+          case NodeKind::Assign:
+            reads_defined(t.child(st, GM_F(Assign, value)), defined, all);
+            walk(t, st, [&](NodeId n) {
+              if (t.kind(n) == NodeKind::Name && !is_load(t, n)) defined.emplace(id_of(t, n));
+            });
+            break;
+          default:
+            reads_defined(st, defined, all);
+        }
+      }
+      return defined;
     }
 
     void rows_used_once() {
