@@ -10,6 +10,7 @@ interpreter (bench/survey.py --arms):
 - ``safe``: graphmend's import hook (safe fixes) before transformers is imported;
 - ``unsafe``: the hook with unsafe fixes too;
 - ``safe+switches``: the hook (safe) and the two switches;
+- ``unsafe+switches``: the hook with unsafe fixes too, and the two switches;
 - ``nested``: ``nested_graph_breaks = True`` (for information: Dynamo resumes
   inside the inlined frame instead of breaking every frame above it).
 
@@ -32,6 +33,7 @@ ARMS: dict[str, dict[str, Any]] = {
     "safe": {"hook": "safe", "switches": False, "nested": False},
     "unsafe": {"hook": "unsafe", "switches": False, "nested": False},
     "safe+switches": {"hook": "safe", "switches": True, "nested": False},
+    "unsafe+switches": {"hook": "unsafe", "switches": True, "nested": False},
     "nested": {"hook": None, "switches": False, "nested": True},
 }
 ARM_ORDER = list(ARMS)

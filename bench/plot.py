@@ -133,7 +133,7 @@ def plot(doc: dict, out: str, safe: Optional[dict] = None) -> None:
 
 
 ARM_COLORS = {"original": "#c0504d", "switches": "#f79646", "safe": "#95b3d7", "unsafe": "#4f81bd",
-              "safe+switches": "#8064a2", "nested": "#9bbb59"}
+              "safe+switches": "#8064a2", "unsafe+switches": "#4bacc6", "nested": "#9bbb59"}
 
 
 def is_arms_doc(doc: dict) -> bool:

@@ -19,7 +19,7 @@ interrupted and resumed.  ``--summary`` writes the markdown summary.
 ``--arms`` (bench/arms.py) takes the same breaking pairs and runs each
 under every arm, each arm in its own interpreter: ``original``,
 ``switches`` (``capture_scalar_outputs`` + ``capture_dynamic_output_shape_ops``),
-``safe``, ``unsafe``, ``safe+switches`` and ``nested``
+``safe``, ``unsafe``, ``safe+switches``, ``unsafe+switches`` and ``nested``
 (``nested_graph_breaks``); outputs and side effects are compared with an
 eager reference run of the original code.  Records per (class, mode, arm)
 go to ``survey_arms.jsonl`` as each arm finishes (a rerun continues; with
@@ -54,6 +54,7 @@ from typing import Any, Callable, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common as C  # noqa: E402
+from arms import ARM_ORDER  # noqa: E402
 
 C.set_offline_env()
 C.ensure_graphmend_importable()
@@ -920,10 +921,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--mended-from", default=DEFAULT_OUT, help="survey JSONL to take the breaking pairs from")
     p.add_argument("--mended-out", default=MENDED_OUT, help="JSONL of the mended re-run (rewritten; the "
                    "markdown summary goes beside it)")
-    p.add_argument("--arms", nargs="?", const=",".join(["original", "switches", "safe", "unsafe", "safe+switches",
-                                                          "nested"]), default=None,
+    p.add_argument("--arms", nargs="?", const=",".join(ARM_ORDER), default=None,
                    help="re-run the breaking pairs of --mended-from under each arm (comma list; default all: "
-                   "original,switches,safe,unsafe,safe+switches,nested), each in a fresh interpreter")
+                   "original,switches,safe,unsafe,safe+switches,unsafe+switches,nested), each in a fresh interpreter")
     p.add_argument("--arms-out", default=ARMS_OUT, help="JSONL of --arms (appended; resumable; the markdown and "
                    "JSON summaries go beside it)")
     p.add_argument("--note", default=None, help="a line for the --arms summary (e.g. 'sample: every 10th class')")
