@@ -499,3 +499,24 @@ def test_table2_vision_model_runs_where_torchvision_imports():
     assert y.shape == (1, 1000)
     (imgs,) = T.make_inputs("det", 1)
     assert len(imgs) == 2 and imgs[0].shape != imgs[1].shape
+
+
+def test_moe_switches_one_model(tmp_path):
+    """bench/moe_switches.py's child on transformers 5.18 Mixtral with the
+    eager experts loop: the switches alone leave breaks, GM409 (unsafe) with
+    the switches one graph, the logits the original's."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    sys.path.insert(0, BENCH)
+    import moe_switches
+
+    venv, name, config, kwargs = moe_switches.MODELS[0]
+    assert (venv, name) == (".venv", "mixtral")
+    if os.path.realpath(sys.prefix) != os.path.realpath(os.path.join(REPO, venv)):
+        pytest.skip("needs the project's .venv")
+    reference = str(tmp_path / "reference.pt")
+    got = {arm: moe_switches.run(venv, config, kwargs, arm, reference)
+           for arm in ("original", "switches", "unsafe+switches")}
+    assert all(r.get("equal") for r in got.values()), got
+    assert got["switches"]["break_events"] > 0
+    assert got["unsafe+switches"]["graphs"] == 1 and got["unsafe+switches"]["break_events"] == 0
