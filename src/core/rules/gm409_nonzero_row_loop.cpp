@@ -187,6 +187,7 @@ class NonzeroRowLoop final : public lint::Rule {
     // `R = C.nonzero(as_tuple=True)[0].tolist()`: the indices as ints already;
     // `indices` is the call before `.tolist()`.
     NodeId list_value, indices;
+    std::set<std::string, std::less<>> aliases;  // the mask and names bound from it
   };
 
   // The loop's shape: `for V in NZ(C)`, or `for V in R` with `R = NZ(C)`
@@ -360,6 +361,45 @@ class NonzeroRowLoop final : public lint::Rule {
     });
     if (bad || values.empty())
       return "the mask `" + s.mask + "` is not assigned once in straight-line code before the loop";
+    // Names that may hold the mask or a view of it: bound from an expression
+    // that reads one of them (to a fixpoint).
+    s.aliases = {s.mask};
+    for (bool grew = true; grew;) {
+      grew = false;
+      walk(t, s.function, [&](NodeId n) {
+        if (t.kind(n) != NodeKind::Name || is_load(t, n) || s.aliases.count(id_of(t, n))) return;
+        NodeId p = m.parent(n);
+        while (t.kind(p) == NodeKind::Tuple || t.kind(p) == NodeKind::List || t.kind(p) == NodeKind::Starred)
+          p = m.parent(p);  // `a, b = mask.chunk(2)`
+        const NodeId value = t.kind(p) == NodeKind::Assign ? t.child(p, GM_F(Assign, value))
+                             : t.kind(p) == NodeKind::NamedExpr ? t.child(p, GM_F(NamedExpr, value))
+                                                                : NodeId{};
+        if (!value) return;
+        bool reads = false;
+        walk(t, value, [&](NodeId r) { reads |= s.aliases.count(id_of(t, r)) != 0; });
+        if (reads) grew = s.aliases.emplace(id_of(t, n)).second || grew;
+      });
+    }
+    // Nothing updates them in place (`mask[...] = v`, `mask += v`, `mask.neg_()`,
+    // `out=mask`): the mask's sign and rows are those of its value.
+    walk(t, s.function, [&](NodeId n) {
+      const NodeKind k = t.kind(n);
+      if (k == NodeKind::Subscript && op_of(t, n, GM_F(Subscript, ctx)) != NodeKind::Load &&
+          s.aliases.count(id_of(t, t.child(n, GM_F(Subscript, value)))))
+        bad = true;
+      if (k == NodeKind::AugAssign && s.aliases.count(id_of(t, t.child(n, GM_F(AugAssign, target)))))
+        bad = true;
+      if (k == NodeKind::Call) {
+        const NodeId f = t.child(n, GM_F(Call, func));
+        if (t.kind(f) == NodeKind::Attribute &&
+            s.aliases.count(id_of(t, t.child(f, GM_F(Attribute, value)))) &&
+            t.text(t.field(f, GM_F(Attribute, attr))).ends_with('_'))
+          bad = true;
+        const NodeId out = keyword(t, n, "out");
+        if (out && s.aliases.count(id_of(t, out))) bad = true;
+      }
+    });
+    if (bad) return "the mask `" + s.mask + "` is updated in place";
     // Rank: the last assignment's outermost permute / view / reshape.
     const NodeId last = values.back();
     const std::string_view shape_op = method_name(m, last);
@@ -403,7 +443,9 @@ class NonzeroRowLoop final : public lint::Rule {
       const auto q = callee_name(m, v);
       const sema::ops::OpInfo* op = q ? sema::ops::lookup_qualified(*q) : nullptr;
       const auto range = op ? sema::ops::value_range(*op) : std::nullopt;
-      if (range && range->lo >= 0) return {};
+      // Within [0, 1]: the casts above keep such values non-negative (a
+      // cast of a larger one to a narrower integer type could wrap).
+      if (range && range->lo >= 0 && range->hi <= 1) return {};
       break;
     }
     return "the mask `" + s.mask + "` is not proven non-negative (a sum over it may be 0 "
@@ -667,6 +709,10 @@ class NonzeroRowLoop final : public lint::Rule {
         return decline("`index_add_` into a name the body assigns, or before the selection", st);
       if (int_literal(t, args[0]) != 0 || !selected.count(id_of(t, args[1])))
         return decline("`index_add_` not along dimension 0 at the selected rows", st);
+      // Adding into the mask (or a view of it) would change the rows later
+      // steps select: an index left out could select rows again.
+      if (site.aliases.count(id_of(t, acc)))
+        return decline("`index_add_` into the mask or a tensor bound from it", st);
       pure(args[2]);
     }
 
