@@ -98,19 +98,6 @@ def forward(self, x, spatial_shapes, spatial_shapes_list, valid_ratios):
 ```
 )md";
 
-NodeKind ctx_of(const ast::Tree& t, NodeId n) {
-  switch (t.kind(n)) {
-    case NodeKind::Name: return static_cast<NodeKind>(t.field(n, GM_F(Name, ctx)).a);
-    case NodeKind::Subscript: return static_cast<NodeKind>(t.field(n, GM_F(Subscript, ctx)).a);
-    case NodeKind::Attribute: return static_cast<NodeKind>(t.field(n, GM_F(Attribute, ctx)).a);
-    default: return NodeKind::Load;
-  }
-}
-
-std::string_view name_of(const ast::Tree& t, NodeId name) {
-  return t.text(t.field(name, GM_F(Name, id)));
-}
-
 bool is_function(const ast::Tree& t, NodeId n) {
   return n && (t.kind(n) == NodeKind::FunctionDef || t.kind(n) == NodeKind::AsyncFunctionDef);
 }
@@ -140,7 +127,7 @@ std::vector<NodeId> loads_of(const sema::Model& m, NodeId root, const Binding* b
   std::vector<NodeId> out;
   const ast::Tree& t = m.tree();
   walk(t, root, [&](NodeId n) {
-    if (t.kind(n) == NodeKind::Name && ctx_of(t, n) == NodeKind::Load && name_of(t, n) == b->name &&
+    if (t.kind(n) == NodeKind::Name && ctx_of(t, n) == NodeKind::Load && name_id(t, n) == b->name &&
         m.resolve(n) == b)
       out.push_back(n);
   });
@@ -182,7 +169,7 @@ std::string_view arg_name(const ast::Tree& t, NodeId arg) { return t.text(t.fiel
 bool has_decorator(const sema::Model& m, NodeId def, std::string_view builtin) {
   const ast::Tree& t = m.tree();
   for (NodeId d : t.children(def, GM_F(FunctionDef, decorator_list)))
-    if (t.kind(d) == NodeKind::Name && name_of(t, d) == builtin && m.is_builtin(d)) return true;
+    if (t.kind(d) == NodeKind::Name && name_id(t, d) == builtin && m.is_builtin(d)) return true;
   return false;
 }
 
@@ -312,7 +299,7 @@ ListProof local_list(const FileFacts& ff, NodeId expr, const Binding* b) {
     return r.why = "`" + std::string(b->name) + "` is not built with an integer `dtype=`", r;
   const Binding* lb = m.resolve(args[0]);
   if (!lb || !only_binding(m, lb))
-    return r.why = "`" + std::string(name_of(t, args[0])) + "` is rebound", r;
+    return r.why = "`" + std::string(name_id(t, args[0])) + "` is rebound", r;
   const NodeId func = gm1::enclosing_function(m, expr);
   if (!func || def_of_scope(m, lb->scope) != func || def_of_scope(m, b->scope) != func)
     return r.why = "the list is not local to the caller", r;
@@ -374,7 +361,7 @@ ListProof list_behind(const FileFacts& ff, NodeId expr, int depth) {
   if (!expr || t.kind(expr) != NodeKind::Name) return r.why = "the argument is not a name", r;
   const Binding* b = ff.m.resolve(expr);
   if (!b || !only_binding(ff.m, b))
-    return r.why = "`" + std::string(name_of(t, expr)) + "` is rebound", r;
+    return r.why = "`" + std::string(name_id(t, expr)) + "` is rebound", r;
   if (b->kind == BindingKind::Assign && b->value) return local_list(ff, expr, b);
   if (b->kind == BindingKind::Parameter) return sibling_list(ff, b, depth);
   return r.why = "`" + std::string(b->name) + "` is not built from a list", r;
@@ -627,7 +614,7 @@ std::optional<LoopShape> loop_shape(const sema::Model& m, NodeId loop) {
   if (t.kind(it) == NodeKind::Call) {
     const NodeId f = t.child(it, GM_F(Call, func));
     const auto args = t.children(it, GM_F(Call, args));
-    if (t.kind(f) != NodeKind::Name || name_of(t, f) != "enumerate" || !m.is_builtin(f) ||
+    if (t.kind(f) != NodeKind::Name || name_id(t, f) != "enumerate" || !m.is_builtin(f) ||
         args.size() != 1 || !t.children(it, GM_F(Call, keywords)).empty())
       return std::nullopt;
     it = args[0];
@@ -707,7 +694,7 @@ class ShapeTensorIteration final : public lint::Rule {
     for (NodeId item : s.items) {
       const Binding* b = m.resolve(item);
       if (!b || !only_binding(m, b)) {
-        why = "`" + std::string(name_of(t, item)) + "` is bound elsewhere in the function too";
+        why = "`" + std::string(name_id(t, item)) + "` is bound elsewhere in the function too";
         break;
       }
       uses.track(b);

@@ -101,15 +101,10 @@ After:
         return out
 )md";
 
-std::string_view id_of(const ast::Tree& t, NodeId n) {
-  return t.kind(n) == NodeKind::Name ? t.text(t.field(n, GM_F(Name, id))) : std::string_view{};
-}
 NodeKind op_of(const ast::Tree& t, NodeId n, int field) {
   return static_cast<NodeKind>(t.field(n, field).a);
 }
-bool is_load(const ast::Tree& t, NodeId n) {
-  return op_of(t, n, GM_F(Name, ctx)) == NodeKind::Load;
-}
+bool is_load(const ast::Tree& t, NodeId n) { return ctx_of(t, n) == NodeKind::Load; }
 
 // An integer literal, with an optional minus sign.
 std::optional<long> int_literal(const ast::Tree& t, NodeId n) {
@@ -205,12 +200,12 @@ class NonzeroRowLoop final : public lint::Rule {
     NodeId call = iter;
     s.rows_stmt = loop;
     if (t.kind(iter) == NodeKind::Name) {
-      s.rows = std::string(id_of(t, iter));
+      s.rows = std::string(name_id(t, iter));
       // The one binding of the rows name.
       NodeId stmt{};
       int stores = 0;
       walk(t, fn, [&](NodeId n) {
-        if (t.kind(n) != NodeKind::Name || id_of(t, n) != s.rows || is_load(t, n)) return;
+        if (t.kind(n) != NodeKind::Name || name_id(t, n) != s.rows || is_load(t, n)) return;
         ++stores;
         const NodeId p = m.parent(n);
         if (t.kind(p) == NodeKind::Assign && t.children(p, GM_F(Assign, targets)).size() == 1 &&
@@ -334,7 +329,7 @@ class NonzeroRowLoop final : public lint::Rule {
     } else {
       return "the summed dimensions are not integer literals";
     }
-    s.mask = std::string(id_of(t, mask));
+    s.mask = std::string(name_id(t, mask));
     return {};
   }
 
@@ -348,7 +343,7 @@ class NonzeroRowLoop final : public lint::Rule {
     std::vector<NodeId> values;  // in source order
     bool bad = false;
     walk(t, s.function, [&](NodeId n) {
-      if (t.kind(n) != NodeKind::Name || id_of(t, n) != s.mask || is_load(t, n)) return;
+      if (t.kind(n) != NodeKind::Name || name_id(t, n) != s.mask || is_load(t, n)) return;
       const NodeId p = m.parent(n);
       if (t.kind(p) != NodeKind::Assign || t.children(p, GM_F(Assign, targets)).size() != 1 ||
           t.at(p).end > t.at(s.rows_stmt).begin) {
@@ -367,7 +362,7 @@ class NonzeroRowLoop final : public lint::Rule {
     for (bool grew = true; grew;) {
       grew = false;
       walk(t, s.function, [&](NodeId n) {
-        if (t.kind(n) != NodeKind::Name || is_load(t, n) || s.aliases.count(id_of(t, n))) return;
+        if (t.kind(n) != NodeKind::Name || is_load(t, n) || s.aliases.count(name_id(t, n))) return;
         NodeId p = m.parent(n);
         while (t.kind(p) == NodeKind::Tuple || t.kind(p) == NodeKind::List || t.kind(p) == NodeKind::Starred)
           p = m.parent(p);  // `a, b = mask.chunk(2)`
@@ -376,27 +371,27 @@ class NonzeroRowLoop final : public lint::Rule {
                                                                 : NodeId{};
         if (!value) return;
         bool reads = false;
-        walk(t, value, [&](NodeId r) { reads |= s.aliases.count(id_of(t, r)) != 0; });
-        if (reads) grew = s.aliases.emplace(id_of(t, n)).second || grew;
+        walk(t, value, [&](NodeId r) { reads |= s.aliases.count(name_id(t, r)) != 0; });
+        if (reads) grew = s.aliases.emplace(name_id(t, n)).second || grew;
       });
     }
     // Nothing updates them in place (`mask[...] = v`, `mask += v`, `mask.neg_()`,
     // `out=mask`): the mask's sign and rows are those of its value.
     walk(t, s.function, [&](NodeId n) {
       const NodeKind k = t.kind(n);
-      if (k == NodeKind::Subscript && op_of(t, n, GM_F(Subscript, ctx)) != NodeKind::Load &&
-          s.aliases.count(id_of(t, t.child(n, GM_F(Subscript, value)))))
+      if (k == NodeKind::Subscript && ctx_of(t, n) != NodeKind::Load &&
+          s.aliases.count(name_id(t, t.child(n, GM_F(Subscript, value)))))
         bad = true;
-      if (k == NodeKind::AugAssign && s.aliases.count(id_of(t, t.child(n, GM_F(AugAssign, target)))))
+      if (k == NodeKind::AugAssign && s.aliases.count(name_id(t, t.child(n, GM_F(AugAssign, target)))))
         bad = true;
       if (k == NodeKind::Call) {
         const NodeId f = t.child(n, GM_F(Call, func));
         if (t.kind(f) == NodeKind::Attribute &&
-            s.aliases.count(id_of(t, t.child(f, GM_F(Attribute, value)))) &&
+            s.aliases.count(name_id(t, t.child(f, GM_F(Attribute, value)))) &&
             t.text(t.field(f, GM_F(Attribute, attr))).ends_with('_'))
           bad = true;
         const NodeId out = keyword(t, n, "out");
-        if (out && s.aliases.count(id_of(t, out))) bad = true;
+        if (out && s.aliases.count(name_id(t, out))) bad = true;
       }
     });
     if (bad) return "the mask `" + s.mask + "` is updated in place";
@@ -421,7 +416,7 @@ class NonzeroRowLoop final : public lint::Rule {
     std::size_t at = values.size() - 1;  // the binding `v` is part of
     NodeId v = last;
     for (int steps = 0; steps < 64; ++steps) {
-      if (t.kind(v) == NodeKind::Name && id_of(t, v) == s.mask) {
+      if (t.kind(v) == NodeKind::Name && name_id(t, v) == s.mask) {
         if (at == 0) break;  // read before its first binding here
         v = values[--at];
         continue;
@@ -477,7 +472,7 @@ class NonzeroRowLoop final : public lint::Rule {
                        (b.item ? ", item=True" : "") + ")";
     const NodeId at = s.list_value ? s.list_value : t.child(s.loop, GM_F(For, iter));
     es.push_back(edits::Edit::replace(t.at(at).begin, t.at(at).end, std::move(call)));
-    if (b.var != id_of(t, target))
+    if (b.var != name_id(t, target))
       es.push_back(edits::Edit::replace(t.at(target).begin, t.at(target).end, b.var));
     if (b.conversion) es.push_back(ctx.delete_statement(b.conversion));
     for (NodeId g : b.empty_guards) es.push_back(ctx.delete_statement(g));
@@ -520,7 +515,7 @@ class NonzeroRowLoop final : public lint::Rule {
       const NodeId target = t.child(site.loop, GM_F(For, target));
       if (t.kind(target) != NodeKind::Name || !t.children(site.loop, GM_F(For, orelse)).empty())
         return decline("the loop has no plain name target or has an `else`", site.loop);
-      const std::string_view row = id_of(t, target);
+      const std::string_view row = name_id(t, target);
       std::size_t first = 1;
       if (site.list_value) {  // the loop variable is the index already
         var = std::string(row);
@@ -548,7 +543,7 @@ class NonzeroRowLoop final : public lint::Rule {
       bool to_int = false;
       if (t.kind(v) == NodeKind::Call) {
         const NodeId f = t.child(v, GM_F(Call, func));
-        if (id_of(t, f) == "int" && m.is_builtin(f) &&
+        if (name_id(t, f) == "int" && m.is_builtin(f) &&
             t.children(v, GM_F(Call, args)).size() == 1 &&
             t.children(v, GM_F(Call, keywords)).empty()) {
           v = t.children(v, GM_F(Call, args))[0];
@@ -557,17 +552,17 @@ class NonzeroRowLoop final : public lint::Rule {
       }
       if (const NodeId recv = method_receiver(t, v, "item");
           recv && t.children(v, GM_F(Call, args)).empty()) {
-        if (id_of(t, recv) != row) return false;
+        if (name_id(t, recv) != row) return false;
         item = true;
       } else if (t.kind(v) == NodeKind::Subscript && !to_int) {
-        if (id_of(t, t.child(v, GM_F(Subscript, value))) != row ||
+        if (name_id(t, t.child(v, GM_F(Subscript, value))) != row ||
             int_literal(t, t.child(v, GM_F(Subscript, slice))) != 0)
           return false;
       } else {
         return false;
       }
       conversion = stmt;
-      var = std::string(id_of(t, targets[0]));
+      var = std::string(name_id(t, targets[0]));
       return true;
     }
 
@@ -595,7 +590,7 @@ class NonzeroRowLoop final : public lint::Rule {
           r && t.children(size, GM_F(Call, args)).empty()) {
         of = r;
       } else if (t.kind(size) == NodeKind::Call &&
-                 id_of(t, t.child(size, GM_F(Call, func))) == "len" &&
+                 name_id(t, t.child(size, GM_F(Call, func))) == "len" &&
                  m.is_builtin(t.child(size, GM_F(Call, func))) &&
                  t.children(size, GM_F(Call, args)).size() == 1) {
         of = t.children(size, GM_F(Call, args))[0];
@@ -606,7 +601,7 @@ class NonzeroRowLoop final : public lint::Rule {
             t.text(t.field(shape, GM_F(Attribute, attr))) == "shape")
           of = t.child(shape, GM_F(Attribute, value));
       }
-      return of && selected.count(id_of(t, of)) != 0;
+      return of && selected.count(name_id(t, of)) != 0;
     }
 
     void statement(NodeId st) {
@@ -626,7 +621,7 @@ class NonzeroRowLoop final : public lint::Rule {
           const NodeId test = t.child(st, GM_F(If, test));
           walk(t, test, [&](NodeId n) {
             if (t.kind(n) == NodeKind::Call) decline("a call in an `if` test of the body", n);
-            if (t.kind(n) == NodeKind::Name && (assigned.count(id_of(t, n)) || selected.count(id_of(t, n))))
+            if (t.kind(n) == NodeKind::Name && (assigned.count(name_id(t, n)) || selected.count(name_id(t, n))))
               decline("an `if` test of the body reads tensor data", n);
           });
           for (NodeId s2 : t.children(st, GM_F(If, body))) statement(s2);
@@ -670,15 +665,15 @@ class NonzeroRowLoop final : public lint::Rule {
           sel = t.child(t.child(sel, GM_F(Call, func)), GM_F(Attribute, value));
         }
         if (t.kind(sel) != NodeKind::Subscript ||
-            id_of(t, t.child(sel, GM_F(Subscript, value))) != site.mask ||
-            id_of(t, t.child(sel, GM_F(Subscript, slice))) != var)
+            name_id(t, t.child(sel, GM_F(Subscript, value))) != site.mask ||
+            name_id(t, t.child(sel, GM_F(Subscript, slice))) != var)
           return decline("a one-argument `torch.where` other than `torch.where(" + site.mask +
                              "[" + var + "])`",
                          st);
         if (selection_seen || m.parent(st) != site.loop)
           return decline("more than one selection, or a selection inside a branch", st);
         selection_seen = true;
-        for (NodeId n : names) selected.emplace(id_of(t, n));
+        for (NodeId n : names) selected.emplace(name_id(t, n));
         return;
       }
       pure(value);
@@ -687,10 +682,10 @@ class NonzeroRowLoop final : public lint::Rule {
       while (t.kind(root) == NodeKind::Subscript || t.kind(root) == NodeKind::Attribute)
         root = t.kind(root) == NodeKind::Subscript ? t.child(root, GM_F(Subscript, value))
                                                    : t.child(root, GM_F(Attribute, value));
-      if (names.size() == 1 && value != root && id_of(t, root) == "self")
-        modules.emplace(id_of(t, names[0]));
+      if (names.size() == 1 && value != root && name_id(t, root) == "self")
+        modules.emplace(name_id(t, names[0]));
       for (NodeId n : names) {
-        const std::string_view id = id_of(t, n);
+        const std::string_view id = name_id(t, n);
         if (id == var || id == site.mask || id == site.rows || selected.count(id))
           return decline("the loop body rebinds `" + std::string(id) + "`", st);
         assigned.emplace(id);
@@ -705,13 +700,13 @@ class NonzeroRowLoop final : public lint::Rule {
       if (!acc || args.size() != 3 || !t.children(call, GM_F(Call, keywords)).empty() ||
           t.kind(acc) != NodeKind::Name)
         return decline("an effect other than `acc.index_add_(0, selected, value)`", st);
-      if (assigned.count(id_of(t, acc)) || !selection_seen)
+      if (assigned.count(name_id(t, acc)) || !selection_seen)
         return decline("`index_add_` into a name the body assigns, or before the selection", st);
-      if (int_literal(t, args[0]) != 0 || !selected.count(id_of(t, args[1])))
+      if (int_literal(t, args[0]) != 0 || !selected.count(name_id(t, args[1])))
         return decline("`index_add_` not along dimension 0 at the selected rows", st);
       // Adding into the mask (or a view of it) would change the rows later
       // steps select: an index left out could select rows again.
-      if (site.aliases.count(id_of(t, acc)))
+      if (site.aliases.count(name_id(t, acc)))
         return decline("`index_add_` into the mask or a tensor bound from it", st);
       pure(args[2]);
     }
@@ -729,10 +724,10 @@ class NonzeroRowLoop final : public lint::Rule {
         case NodeKind::Subscript: {
           const NodeId obj = t.child(e, GM_F(Subscript, value));
           const NodeId sl = t.child(e, GM_F(Subscript, slice));
-          bool by_index = id_of(t, sl) == var;
+          bool by_index = name_id(t, sl) == var;
           if (t.kind(sl) == NodeKind::Tuple)
-            for (NodeId x : t.children(sl, GM_F(Tuple, elts))) by_index |= id_of(t, x) == var;
-          if (by_index && id_of(t, obj) != site.mask)
+            for (NodeId x : t.children(sl, GM_F(Tuple, elts))) by_index |= name_id(t, x) == var;
+          if (by_index && name_id(t, obj) != site.mask)
             unsafe("`" + std::string(ctx.text_of(obj)) + "` has an entry for every index of the mask");
           pure(obj);
           return pure(sl);
@@ -783,14 +778,14 @@ class NonzeroRowLoop final : public lint::Rule {
         if (*q == "int" && m.is_builtin(func)) return;
         return decline("`" + *q + "` is not a pure, total torch operation that takes zero rows (op table)", e);
       }
-      if (t.kind(func) == NodeKind::Name && modules.count(id_of(t, func))) {
+      if (t.kind(func) == NodeKind::Name && modules.count(name_id(t, func))) {
         proof.calls_submodule = true;
-        return unsafe("`" + std::string(id_of(t, func)) + "` computes row by row without effects");
+        return unsafe("`" + std::string(name_id(t, func)) + "` computes row by row without effects");
       }
       if (t.kind(func) != NodeKind::Attribute) return decline("a call the proof does not cover", e);
       const NodeId recv = t.child(func, GM_F(Attribute, value));
       const std::string_view meth = t.text(t.field(func, GM_F(Attribute, attr)));
-      if (id_of(t, recv) == "self") {
+      if (name_id(t, recv) == "self") {
         const auto targets = m.callees(e);
         if (targets.size() == 1 && pure_method(targets[0])) return;
         if (!targets.empty()) return decline("`self." + std::string(meth) + "` is not pure", e);
@@ -799,7 +794,7 @@ class NonzeroRowLoop final : public lint::Rule {
       }
       if (t.kind(recv) == NodeKind::Subscript &&
           t.kind(t.child(recv, GM_F(Subscript, value))) == NodeKind::Attribute &&
-          id_of(t, t.child(t.child(recv, GM_F(Subscript, value)), GM_F(Attribute, value))) == "self") {
+          name_id(t, t.child(t.child(recv, GM_F(Subscript, value)), GM_F(Attribute, value))) == "self") {
         pure(recv);
         proof.calls_submodule = true;
         return unsafe("`" + std::string(ctx.text_of(func)) + "` computes row by row without effects");
@@ -853,7 +848,7 @@ class NonzeroRowLoop final : public lint::Rule {
           conversion ? t.at(conversion).end : t.at(t.children(site.loop, GM_F(For, body))[0]).begin;
       walk(t, site.loop, [&](NodeId n) {
         if (t.kind(n) != NodeKind::Name || t.at(n).begin < after) return;
-        const std::string_view id = id_of(t, n);
+        const std::string_view id = name_id(t, n);
         if (id == row && row != var) return decline("the row variable is used after the conversion", n);
         if (id != var) return;
         if (!is_load(t, n)) return decline("the loop body rebinds the index", n);
@@ -864,7 +859,7 @@ class NonzeroRowLoop final : public lint::Rule {
             static_cast<int>(t.field(p, GM_F(FormattedValue, conversion)).a) == -1 &&
             !t.child(p, GM_F(FormattedValue, format_spec)))
           return;
-        if (t.kind(p) == NodeKind::Call && id_of(t, t.child(p, GM_F(Call, func))) == "int") return;
+        if (t.kind(p) == NodeKind::Call && name_id(t, t.child(p, GM_F(Call, func))) == "int") return;
         if (t.kind(p) == NodeKind::Compare) {
           // `is` would compare identities, which an int and a tensor do not share.
           for (NodeId op : t.raw_list(p, GM_F(Compare, ops))) {
@@ -891,9 +886,9 @@ class NonzeroRowLoop final : public lint::Rule {
       all.insert(selected.begin(), selected.end());
       all.insert(var);
       walk(t, site.function, [&](NodeId n) {
-        if (t.kind(n) != NodeKind::Name || !is_load(t, n) || !all.count(id_of(t, n))) return;
+        if (t.kind(n) != NodeKind::Name || !is_load(t, n) || !all.count(name_id(t, n))) return;
         if (t.at(n).begin < lb || t.at(n).begin >= le)
-          decline("`" + std::string(id_of(t, n)) + "`, assigned in the loop, is read outside it", n);
+          decline("`" + std::string(name_id(t, n)) + "`, assigned in the loop, is read outside it", n);
       });
       Names defined{var};
       const auto body = t.children(site.loop, GM_F(For, body));
@@ -902,9 +897,9 @@ class NonzeroRowLoop final : public lint::Rule {
 
     void reads_defined(NodeId e, const Names& defined, const Names& all) {
       walk(t, e, [&](NodeId n) {
-        if (t.kind(n) == NodeKind::Name && is_load(t, n) && all.count(id_of(t, n)) &&
-            !defined.count(id_of(t, n)))
-          decline("`" + std::string(id_of(t, n)) + "` may be read before the step assigns it", n);
+        if (t.kind(n) == NodeKind::Name && is_load(t, n) && all.count(name_id(t, n)) &&
+            !defined.count(name_id(t, n)))
+          decline("`" + std::string(name_id(t, n)) + "` may be read before the step assigns it", n);
       });
     }
 
@@ -940,7 +935,7 @@ class NonzeroRowLoop final : public lint::Rule {
           case NodeKind::Assign:
             reads_defined(t.child(st, GM_F(Assign, value)), defined, all);
             walk(t, st, [&](NodeId n) {
-              if (t.kind(n) == NodeKind::Name && !is_load(t, n)) defined.emplace(id_of(t, n));
+              if (t.kind(n) == NodeKind::Name && !is_load(t, n)) defined.emplace(name_id(t, n));
             });
             break;
           default:
@@ -954,7 +949,7 @@ class NonzeroRowLoop final : public lint::Rule {
       if (site.rows_stmt == site.loop) return;  // `for i in x.nonzero():`
       int loads = 0;
       walk(t, site.function, [&](NodeId n) {
-        if (t.kind(n) == NodeKind::Name && is_load(t, n) && id_of(t, n) == site.rows) ++loads;
+        if (t.kind(n) == NodeKind::Name && is_load(t, n) && name_id(t, n) == site.rows) ++loads;
       });
       if (loads != 1) decline("`" + site.rows + "` is used elsewhere than by the loop", site.rows_stmt);
     }

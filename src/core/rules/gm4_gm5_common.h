@@ -44,6 +44,22 @@ void for_each_in_region(const lint::RuleContext& ctx, const F& f) {
   });
 }
 
+// The identifier of a Name node; "" for any other node.
+inline std::string_view name_id(const ast::Tree& tree, NodeId n) {
+  return tree.kind(n) == NodeKind::Name ? tree.text(tree.field(n, GM_F(Name, id)))
+                                        : std::string_view{};
+}
+
+// Load / Store / Del of a Name, Subscript or Attribute (Load for any other node).
+inline NodeKind ctx_of(const ast::Tree& tree, NodeId n) {
+  switch (tree.kind(n)) {
+    case NodeKind::Name: return static_cast<NodeKind>(tree.field(n, GM_F(Name, ctx)).a);
+    case NodeKind::Subscript: return static_cast<NodeKind>(tree.field(n, GM_F(Subscript, ctx)).a);
+    case NodeKind::Attribute: return static_cast<NodeKind>(tree.field(n, GM_F(Attribute, ctx)).a);
+    default: return NodeKind::Load;
+  }
+}
+
 // `recv.<name>(...)`: the receiver, else None.
 inline NodeId method_receiver(const ast::Tree& tree, NodeId call, std::string_view name) {
   if (tree.kind(call) != NodeKind::Call) return {};
