@@ -976,12 +976,13 @@ def _hook_free(module) -> bool:
     return all(not m._forward_hooks and not m._forward_pre_hooks for m in module.modules())
 
 
-def _nonzero_rows(rows, length, module=None, item=False):
+def _nonzero_rows(rows, length, module=None, item=False, row=False):
     """The indices where a 1-d ``hit`` of ``length`` elements is true, in
     ascending order, as the original loop had them: for ``rows =
     hit.nonzero()`` what ``for row in rows: i = row[0]`` visits (``i =
-    row.item()`` with ``item``); for ``rows = hit.nonzero(as_tuple=True)[0]``
-    the list ``rows.tolist()``.
+    row.item()`` with ``item``; the one-element rows themselves with
+    ``row``); for ``rows = hit.nonzero(as_tuple=True)[0]`` the list
+    ``rows.tolist()``.
 
     While TorchDynamo traces with ``capture_dynamic_output_shape_ops`` on (so
     ``rows`` was traced, with a number of rows Dynamo does not know) and,
@@ -990,8 +991,10 @@ def _nonzero_rows(rows, length, module=None, item=False):
     statically that the loop body does nothing for an index ``hit`` leaves
     out, and that it uses the index only where a Python int and a 0-d
     integer tensor behave alike; the loop then has the same effects in a
-    number of steps Dynamo knows.  Otherwise (and always eagerly) exactly the
-    original values.
+    number of steps Dynamo knows; with ``row``, each index as ``[i]``, which
+    indexes a tensor as the one-element row does (``mask[[i]]`` keeps the
+    leading dimension of size 1) and gives the int as ``[i][0]``.  Otherwise
+    (and always eagerly) exactly the original values.
     """
     torch = _sys.modules["torch"]
     one_column = rows.dim() == 2 and rows.shape[1] == 1
@@ -1003,7 +1006,9 @@ def _nonzero_rows(rows, length, module=None, item=False):
         and type(length) is int
         and (module is None or _hook_free(module))
     ):
-        return range(length)
+        return [[i] for i in range(length)] if row else range(length)
+    if row:
+        return rows
     if rows.dim() == 1:
         return rows.tolist()
     # map: no Python frame of ours runs per row, so eagerly and in a frame

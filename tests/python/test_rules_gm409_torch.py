@@ -35,6 +35,8 @@ CASES = {
     "ItemExperts": ((3, 2, 8, 6), 5, 8, 2),
     "MethodExperts": ((), 8, 8, 1),
     "ListExperts": ((4, 8, 6), 4, 8, 2),
+    "RowExperts": ((), 4, 8, 2),
+    "DictExperts": ((4, 8, 6), 4, 8, 1),
 }
 
 
@@ -71,6 +73,14 @@ def _inputs(name, seed):
     idx = torch.randint(0, high, (tokens, k), generator=g)
     if name == "MethodExperts":
         return x, idx, torch.randn(d, 2 * d, generator=g)
+    if name == "RowExperts":
+        return x, idx
+    if name == "DictExperts":
+        # Switch Transformers' router output: a one-hot choice per token
+        # (tokens past an expert's capacity: an all-zero row), and its weight.
+        kept = torch.rand(tokens, 1, 1, generator=g) < 0.8
+        mask = torch.nn.functional.one_hot(idx, classes) * kept
+        return x, mask, torch.rand(tokens, 1, generator=g)
     return x, idx, torch.rand(tokens, k, generator=g)
 
 
@@ -169,3 +179,4 @@ def test_eagerly_the_same_values_as_the_original(modules):
     assert [int(v) for v in rt.nonzero_rows(rows, 5)] == [0, 2, 3]
     assert all(v.dim() == 0 for v in rt.nonzero_rows(rows, 5))
     assert list(rt.nonzero_rows(rows, 5, item=True)) == [0, 2, 3]
+    assert rt.nonzero_rows(rows, 5, row=True) is rows

@@ -44,13 +44,17 @@ and the statement that took the index out of the row is removed. While
 compiling with `capture_dynamic_output_shape_ops` on, that is every index of
 the mask's first dimension as a Python int, a loop Dynamo unrolls into one
 graph; otherwise (and always eagerly) exactly the values the original loop
-gave its variable, with the same graph breaks. Proven statically:
+gave its variable, with the same graph breaks. When the loop uses the row
+itself (Switch Transformers: `mask[row].squeeze(0)`, `self[f"expert_{row[0]}"]`),
+the rewrite gives `[i]`, a list that indexes a tensor as the one-element row
+does. Proven statically:
 - the condition is `S > 0` or `S != 0` (`torch.greater`, `torch.gt`,
   `torch.ne`, `.gt`, `.ne`) of `S = mask.sum(dim=D)` where `D` names every
   dimension of the mask but the first (its rank is known from a `permute`,
   `view` or `reshape`) and the mask is non-negative (`one_hot`, a comparison,
   and views and casts of those): an index the condition leaves out has an
-  all-zero row, so `torch.where(mask[i])` selects nothing;
+  all-zero row, so `torch.where(mask[i])` selects nothing (a mask of unknown
+  sign makes the fix unsafe, see below);
 - then the body does nothing: it selects once with `torch.where(mask[i])`,
   assigns local names with pure, total torch operations (the op table) or
   methods of the class whose bodies are such, takes no effect but
@@ -59,19 +63,21 @@ gave its variable, with the same graph breaks. Proven statically:
   selection is empty (`if idx.numel() == 0: continue`) is removed with it;
 - the index is used only where a Python int and a 0-d integer tensor behave
   alike: as a subscript, in an `if` test's comparison, as an f-string field,
-  in `int()`.
+  in `int()`; a row kept as such only as `mask[row]` and `row[0]`.
 
 **Safe** when the body indexes nothing but the mask with it and calls no
 submodule. **Unsafe** (`--unsafe-fixes`) otherwise, for what the source
 cannot show: a submodule called on zero rows must compute row by row
-without effects (an expert, an activation), and every index of the mask must
+without effects (an expert, an activation), every index of the mask must
 name an expert whose weights `self.w[i]` exist (as the original needs for any
-input routed there). The runtime checks that no forward hook is installed.
+input routed there), and a mask that comes from outside the function (a
+parameter: the router's one-hot choice) must be non-negative. The runtime
+checks that no forward hook is installed.
 
 ## When it declines
-The loop variable is a one-element tensor used as such (`mask[i]` with `i`
-a row, `mask[i].squeeze(0)`); the mask may be negative or its rank is
-unknown; the rows variable is used elsewhere; any other statement or effect
+The row is used otherwise than as `mask[row]` or `row[0]` (as a tensor
+value, `row[1]`); the mask's rank is unknown; the rows variable is used
+elsewhere; any other statement or effect
 in the body (a store to an attribute or a subscript, a call outside the op
 table, a `break`, `return`, nested loop); a name the body assigns is read
 after the loop or in the next step.
@@ -183,6 +189,7 @@ class NonzeroRowLoop final : public lint::Rule {
     // `indices` is the call before `.tolist()`.
     NodeId list_value, indices;
     std::set<std::string, std::less<>> aliases;  // the mask and names bound from it
+    bool nonnegative = false;  // proven: a row summing to 0 is all zero
   };
 
   // The loop's shape: `for V in NZ(C)`, or `for V in R` with `R = NZ(C)`
@@ -334,8 +341,8 @@ class NonzeroRowLoop final : public lint::Rule {
   }
 
   // The value the mask name holds at the rows statement (straight-line code:
-  // every binding an assignment before it, none under a branch or loop), its
-  // rank and whether it is non-negative; a decline reason otherwise.
+  // every binding an assignment before it, none under a branch or loop) and
+  // its rank, else a decline reason; `s.nonnegative` when its sign is proven.
   static std::string mask_facts(const lint::RuleContext& ctx, Site& s,
                                 const std::vector<long>& dims) {
     const auto& t = ctx.tree();
@@ -421,12 +428,12 @@ class NonzeroRowLoop final : public lint::Rule {
         v = values[--at];
         continue;
       }
-      if (t.kind(v) == NodeKind::Compare) return {};
+      if (t.kind(v) == NodeKind::Compare) return s.nonnegative = true, std::string{};
       if (t.kind(v) != NodeKind::Call) break;
       const std::string_view meth = method_name(m, v);
       if (!meth.empty()) {
         const sema::ops::OpInfo* op = sema::ops::lookup(meth);
-        if (op && op->has(sema::ops::BoolResult)) return {};
+        if (op && op->has(sema::ops::BoolResult)) return s.nonnegative = true, std::string{};
         static constexpr std::string_view kKeep[] = {
             "permute", "transpose", "view",  "reshape", "contiguous", "flatten", "squeeze",
             "unsqueeze", "long",    "int",   "float",   "double",     "bool",    "to",
@@ -440,11 +447,10 @@ class NonzeroRowLoop final : public lint::Rule {
       const auto range = op ? sema::ops::value_range(*op) : std::nullopt;
       // Within [0, 1]: the casts above keep such values non-negative (a
       // cast of a larger one to a narrower integer type could wrap).
-      if (range && range->lo >= 0 && range->hi <= 1) return {};
+      if (range && range->lo >= 0 && range->hi <= 1) return s.nonnegative = true, std::string{};
       break;
     }
-    return "the mask `" + s.mask + "` is not proven non-negative (a sum over it may be 0 "
-           "with non-zero elements)";
+    return {};
   }
 
   static void fix(const lint::RuleContext& ctx, lint::Diagnostic& d, Site& s) {
@@ -458,6 +464,8 @@ class NonzeroRowLoop final : public lint::Rule {
       return;
     }
     Body b(ctx, s);
+    if (!s.nonnegative)
+      b.unsafe("the mask `" + s.mask + "` is non-negative (a row of it that sums to 0 is all zero)");
     b.run();
     if (!b.proof.declined.empty()) {
       d.declined_reason = b.proof.declined;
@@ -469,7 +477,7 @@ class NonzeroRowLoop final : public lint::Rule {
     const std::string rows = s.list_value ? std::string(ctx.text_of(s.indices)) : s.rows;
     std::string call = std::string(gm2::kRuntimeAlias) + ".nonzero_rows(" + rows + ", " + s.mask +
                        ".shape[0]" + (b.proof.calls_submodule ? ", self" : "") +
-                       (b.item ? ", item=True" : "") + ")";
+                       (b.item ? ", item=True" : "") + (b.row_mode ? ", row=True" : "") + ")";
     const NodeId at = s.list_value ? s.list_value : t.child(s.loop, GM_F(For, iter));
     es.push_back(edits::Edit::replace(t.at(at).begin, t.at(at).end, std::move(call)));
     if (b.var != name_id(t, target))
@@ -495,6 +503,9 @@ class NonzeroRowLoop final : public lint::Rule {
     Proof proof;
     std::string var;  // the index variable (a Python int in the rewrite)
     bool item = false;
+    // No conversion: `var` is the row itself (`[i]` in the rewrite), used as
+    // `mask[var]` and `var[0]`.
+    bool row_mode = false;
     NodeId conversion{};
     std::vector<NodeId> empty_guards;
     std::set<std::string, std::less<>> selected, assigned;
@@ -506,8 +517,10 @@ class NonzeroRowLoop final : public lint::Rule {
       if (proof.declined.empty())
         proof.declined = std::move(why) + " (line " + std::to_string(t.at(at).pos.lineno) + ")";
     }
-    void unsafe(std::string why) {
-      if (proof.unsafe_why.empty()) proof.unsafe_why = std::move(why);
+    // Every assumption, once each, in the order found.
+    void unsafe(const std::string& why) {
+      if (proof.unsafe_why.find(why) != std::string::npos) return;
+      proof.unsafe_why += (proof.unsafe_why.empty() ? "" : "; ") + why;
     }
 
     void run() {
@@ -521,9 +534,9 @@ class NonzeroRowLoop final : public lint::Rule {
         var = std::string(row);
         first = 0;
       } else if (!conversion_of(body[0], row)) {
-        return decline("the loop does not start by taking the index out of the row "
-                       "(`i = row[0]`, `i = int(row.item())`)",
-                       body[0]);
+        var = std::string(row);
+        row_mode = true;
+        first = 0;
       }
       for (std::size_t i = first; i < body.size(); ++i) statement(body[i]);
       if (!proof.declined.empty()) return;
@@ -724,9 +737,8 @@ class NonzeroRowLoop final : public lint::Rule {
         case NodeKind::Subscript: {
           const NodeId obj = t.child(e, GM_F(Subscript, value));
           const NodeId sl = t.child(e, GM_F(Subscript, slice));
-          bool by_index = name_id(t, sl) == var;
-          if (t.kind(sl) == NodeKind::Tuple)
-            for (NodeId x : t.children(sl, GM_F(Tuple, elts))) by_index |= name_id(t, x) == var;
+          bool by_index = false;  // `w[i]`, `w[i, :]`, `self[f"e{i}"]`, `w[row[0]]`
+          walk(t, sl, [&](NodeId x) { by_index |= name_id(t, x) == var; });
           if (by_index && name_id(t, obj) != site.mask)
             unsafe("`" + std::string(ctx.text_of(obj)) + "` has an entry for every index of the mask");
           pure(obj);
@@ -739,6 +751,12 @@ class NonzeroRowLoop final : public lint::Rule {
         case NodeKind::Tuple:
           for (NodeId x : t.children(e, GM_F(Tuple, elts))) pure(x);
           return;
+        case NodeKind::JoinedStr:  // formats ints and 0-d tensors alike (index_uses)
+          for (NodeId x : t.children(e, GM_F(JoinedStr, values))) pure(x);
+          return;
+        case NodeKind::FormattedValue:
+          if (NodeId spec = t.child(e, GM_F(FormattedValue, format_spec))) pure(spec);
+          return pure(t.child(e, GM_F(FormattedValue, value)));
         case NodeKind::UnaryOp:
           return pure(t.child(e, GM_F(UnaryOp, operand)));
         case NodeKind::BinOp: {
@@ -781,6 +799,13 @@ class NonzeroRowLoop final : public lint::Rule {
       if (t.kind(func) == NodeKind::Name && modules.count(name_id(t, func))) {
         proof.calls_submodule = true;
         return unsafe("`" + std::string(name_id(t, func)) + "` computes row by row without effects");
+      }
+      // `self[f"expert_{i}"](x)`: a submodule of a ModuleDict.
+      if (t.kind(func) == NodeKind::Subscript &&
+          name_id(t, t.child(func, GM_F(Subscript, value))) == "self") {
+        pure(func);
+        proof.calls_submodule = true;
+        return unsafe("`" + std::string(ctx.text_of(func)) + "` computes row by row without effects");
       }
       if (t.kind(func) != NodeKind::Attribute) return decline("a call the proof does not cover", e);
       const NodeId recv = t.child(func, GM_F(Attribute, value));
@@ -853,6 +878,20 @@ class NonzeroRowLoop final : public lint::Rule {
         if (id != var) return;
         if (!is_load(t, n)) return decline("the loop body rebinds the index", n);
         NodeId p = m.parent(n);
+        if (row_mode) {
+          // `[i]` and a one-element row index a tensor alike; `[i][0]` is the
+          // int, then used as an index below.
+          if (t.kind(p) == NodeKind::Subscript && t.child(p, GM_F(Subscript, slice)) == n &&
+              name_id(t, t.child(p, GM_F(Subscript, value))) == site.mask)
+            return;
+          if (t.kind(p) != NodeKind::Subscript || t.child(p, GM_F(Subscript, value)) != n ||
+              int_literal(t, t.child(p, GM_F(Subscript, slice))) != 0)
+            return decline("the row `" + var + "` is used other than as `" + site.mask + "[" + var +
+                               "]` or `" + var + "[0]`",
+                           n);
+          n = p;
+          p = m.parent(p);
+        }
         if (t.kind(p) == NodeKind::Tuple) p = m.parent(p);
         if (t.kind(p) == NodeKind::Subscript && t.child(p, GM_F(Subscript, value)) != n) return;
         if (t.kind(p) == NodeKind::FormattedValue &&
