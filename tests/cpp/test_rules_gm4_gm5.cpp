@@ -55,7 +55,8 @@ TEST(RulesGM4GM5, ItemExactDiagnostic) {
   EXPECT_EQ(d.loc.end_col, 33u);
   EXPECT_EQ(d.message, "`.item()` reads tensor data into a Python scalar");
   EXPECT_NE(d.why.find("capture_scalar_outputs=False"), std::string::npos);
-  EXPECT_NE(d.declined_reason.find("report-only"), std::string::npos);
+  // `x.sum()` of a tensor of unknown dtype may be int64 (an integer input).
+  EXPECT_NE(d.declined_reason.find("not proven a tensor of the reduction's dtype"), std::string::npos);
 }
 
 TEST(RulesGM4GM5, NothingWithoutModel) {

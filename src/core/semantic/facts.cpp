@@ -1227,6 +1227,91 @@ bool Model::same_shape(NodeId a, NodeId b) const {
   return fa.same_shape_as && fa.same_shape_as == fb.same_shape_as;
 }
 
+bool Model::same_dtype(NodeId a, NodeId b) const {
+  const NodeId ra = dtype_root(a, 0);
+  return ra && ra == dtype_root(b, 0);
+}
+
+// The parameter or local binding whose dtype `e` has, else None.
+NodeId Model::dtype_root(NodeId e, int depth) const {
+  if (!e || depth > 32) return {};
+  const Tree& t = *tree_;
+  const auto floating = [&](NodeId x) { return fact(x).dtype == DType::Floating; };
+  switch (t.kind(e)) {
+    case NodeKind::Name: {
+      if (static_cast<NodeKind>(t.field(e, GM_F(Name, ctx)).a) != NodeKind::Load) return {};
+      const Binding* b = resolve(e);
+      if (!b || bindings_of(b->scope, b->name).size() != 1) return {};
+      if (b->kind == BindingKind::Parameter) return b->node;
+      if (b->kind != BindingKind::Assign || !b->value) return {};
+      const NodeId r = dtype_root(b->value, depth + 1);
+      return r ? r : b->node;
+    }
+    case NodeKind::UnaryOp: {
+      const auto op = static_cast<NodeKind>(t.field(e, GM_F(UnaryOp, op)).a);
+      const NodeId x = t.child(e, GM_F(UnaryOp, operand));
+      return op == NodeKind::USub && fact(x).dtype != DType::Bool ? dtype_root(x, depth + 1) : NodeId{};
+    }
+    case NodeKind::BinOp: {
+      const auto op = static_cast<NodeKind>(t.field(e, GM_F(BinOp, op)).a);
+      const NodeId l = t.child(e, GM_F(BinOp, left)), r = t.child(e, GM_F(BinOp, right));
+      // int / int is float: division keeps only a floating dtype.
+      if (op != NodeKind::Add && op != NodeKind::Sub && op != NodeKind::Mult &&
+          !(op == NodeKind::Div && floating(l) && floating(r)))
+        return {};
+      // A Python number does not promote a tensor of its kind or above.
+      const auto number = [&](NodeId c, NodeId x) {
+        if (t.kind(c) != NodeKind::Constant) return false;
+        const auto k = t.constant_at(t.field(c, GM_F(Constant, value))).kind;
+        const DType d = fact(x).dtype;
+        return (k == ast::ConstantValue::Kind::Int && (d == DType::Integer || d == DType::Floating)) ||
+               (k == ast::ConstantValue::Kind::Float && d == DType::Floating);
+      };
+      if (number(r, l)) return dtype_root(l, depth + 1);
+      if (number(l, r)) return dtype_root(r, depth + 1);
+      const NodeId rl = dtype_root(l, depth + 1);
+      return rl && rl == dtype_root(r, depth + 1) ? rl : NodeId{};
+    }
+    case NodeKind::Call: {
+      if (!t.children(e, GM_F(Call, keywords)).empty()) return {};  // dtype=, out=
+      const NodeId func = t.child(e, GM_F(Call, func));
+      const auto args = t.children(e, GM_F(Call, args));
+      const ops::OpInfo* op = nullptr;
+      const CallInfo* info = nullptr;
+      NodeId input;
+      std::size_t extra = args.size();  // positional arguments besides the input
+      if (const auto q = qualified_name(func)) {
+        op = ops::lookup_qualified(*q);
+        if (!op || args.empty()) return {};
+        info = op->function.ret != Ret::Unknown ? &op->function : &op->functional;
+        input = args[0];
+        extra = args.size() - 1;
+      } else if (t.kind(func) == NodeKind::Attribute) {
+        op = ops::lookup(t.text(t.field(func, GM_F(Attribute, attr))));
+        if (!op) return {};
+        info = &op->method;
+        input = t.child(func, GM_F(Attribute, value));
+      } else {
+        return {};
+      }
+      bool same = info->ret == Ret::Tensor && info->dtype == RetDType::Same &&
+                  op->overload != ops::Overload::SumProd;
+      // A whole-tensor max/min/median/mode: one value of the input.
+      const auto ov = op->overload;
+      if ((ov == ops::Overload::MaxMin || ov == ops::Overload::Median || ov == ops::Overload::Mode) &&
+          op->has(ops::Reduction) && extra == 0)
+        same = true;
+      // mean/std/norm/logsumexp and sums keep a floating input's dtype.
+      if (info->ret == Ret::Tensor && op->has(ops::Reduction) &&
+          (info->dtype == RetDType::Float || ov == ops::Overload::SumProd) && floating(input))
+        same = true;
+      return same ? dtype_root(input, depth + 1) : NodeId{};
+    }
+    default:
+      return {};
+  }
+}
+
 TensorEvidence Model::tensor_evidence(NodeId e) const {
   const TensorKind k = fact(e).kind;
   if (k == TensorKind::Tensor) return TensorEvidence::Proven;

@@ -239,6 +239,12 @@ class Model {
     return expr.index < facts_.size() ? facts_[expr.index] : RawFact{};
   }
   bool same_shape(NodeId a, NodeId b) const;
+  // Tensors `a` and `b` have the same dtype: both derive from one parameter
+  // or local (bound once) through ops the op table says keep the dtype
+  // (RetDType::Same; a float-only reduction or a sum of a floating input;
+  // +, -, * of such operands or of a number that cannot promote). Claims
+  // nothing about whether they are tensors.
+  bool same_dtype(NodeId a, NodeId b) const;
   // The one tensor-evidence query: Proven / NotTensor from the facts; else
   // Syntactic for `r.any()`, `r.sum()`, `r.isnan()`, ... (a method the op
   // table lists as evidence, called on a value, not on a module such as
@@ -315,6 +321,7 @@ class Model {
                         int depth) const;
   NodeId function_of_binding(const Binding* b, int depth) const;
   std::optional<Interval> value_range_impl(NodeId expr, int depth) const;
+  NodeId dtype_root(NodeId expr, int depth) const;
   // The attrs_ ids of `attr` in any of the classes `owners`, ascending: an
   // index lookup per owner instead of a scan of every attribute of the file.
   std::vector<std::uint32_t> attrs_in(const std::vector<std::uint32_t>& owners,
