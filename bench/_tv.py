@@ -48,7 +48,7 @@ def import_torchvision() -> Any:
     try:
         import torchvision
     except ImportError as e:
-        raise RuntimeError(f"torchvision is not importable ({e}); scripts/setup.sh installs it into {tv_dir()}")
+        raise RuntimeError(f"torchvision is not importable ({e}); scripts/setup.sh installs it into {tv_dir()}") from e
     from torchvision.extension import _has_ops
 
     if not _has_ops():

@@ -156,7 +156,7 @@ def compute(recs: list[dict]) -> dict:
         pairs = sorted({c for c, mm, _ in latest if mm == m})
         # totals over the pairs this arm and the original arm both ran, so
         # that each arm is compared with the original on the same pairs
-        def both(c: str, a: str) -> bool:
+        def both(c: str, a: str, m: str = m) -> bool:
             return all(latest.get((c, m, x), {}).get("status") == "ok" for x in ("original", a))
         common = [c for c in pairs if all(both(c, a) for a in arms)]
         per_arm: dict[str, Any] = {}

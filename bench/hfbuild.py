@@ -198,7 +198,7 @@ def _tie_widths(cfg: Any, notes: list) -> None:
     tc, vc = cfg.__dict__.get("text_config"), cfg.__dict__.get("vision_config")
     # a bridge reading the vision tower (BLIP-2's Q-Former): its cross-attention width
     if _is_config(vc) and isinstance(vc.__dict__.get("hidden_size"), int):
-        for k, sub in list(cfg.__dict__.items()):
+        for _key, sub in list(cfg.__dict__.items()):
             if _is_config(sub) and sub is not vc and sub is not tc and isinstance(
                     sub.__dict__.get("encoder_hidden_size"), int) and sub.encoder_hidden_size != vc.hidden_size:
                 _set(sub, "encoder_hidden_size", vc.hidden_size, notes)

@@ -88,7 +88,7 @@ def main() -> int:
     reached_set = reached_functions(root, files)
     analysis_s = time.perf_counter() - t0
     n_library = 0
-    for p, data in files:
+    for _path, data in files:
         n_library += data.count(b"def ")
     print(f"transformers {transformers.__version__}: {len(files)} modules; package analysis "
           f"{analysis_s:.2f} s; {len(reached_set)} functions reached "

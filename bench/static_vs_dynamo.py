@@ -126,7 +126,7 @@ def main() -> int:
         findings = check(files, a.regions) if files else []
         executed = {k: set(v) for k, v in data["executed"].items()}
         # Distinct break sites as absolute paths.
-        def site_path(site: str) -> str:
+        def site_path(site: str, tf_dir: str = tf_dir) -> str:
             path = site.rsplit(":", 1)[0]
             if not os.path.isabs(path) and path.startswith("transformers/"):
                 path = os.path.join(tf_dir, path.split("transformers/", 1)[1])

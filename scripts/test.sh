@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Run every test: set up what is missing, build the C++ core and its
-# GoogleTest suite (ctest), run the Python tests (pytest, including the
-# differential sample against every CPython on the machine), then the
+# Run every test: set up what is missing, lint (clang-format, ruff), build
+# the C++ core and its GoogleTest suite (ctest), run the Python tests (pytest,
+# including the differential sample against every CPython on the machine), then the
 # sanitizer build (ASan + UBSan) of the C++ tests and a short fuzzing run.
 #
 #   scripts/test.sh            # everything (what CI runs)
@@ -15,6 +15,11 @@ scripts/setup.sh
 
 export PATH="$PWD/.venv/bin:$PATH"
 jobs=$(nproc 2>/dev/null || echo 2)
+
+log "lint: clang-format (C++, .clang-format), ruff (Python, pyproject.toml)"
+find src tests/cpp fuzz tools \( -name '*.cpp' -o -name '*.h' \) -print0 |
+  xargs -0 .venv/bin/clang-format --dry-run --Werror
+.venv/bin/ruff check --quiet .
 
 log "C++: configure, build, ctest"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -222,15 +222,17 @@ class TreeReader {
   }
   static NodeKind kind_named(std::string_view name) {
     for (int k = 0; k < gm::ast::kNodeKindCount; ++k)
-      if (gm::ast::node_info(static_cast<NodeKind>(k)).name == name) return static_cast<NodeKind>(k);
+      if (gm::ast::node_info(static_cast<NodeKind>(k)).name == name)
+        return static_cast<NodeKind>(k);
     throw std::runtime_error("unknown node kind " + std::string(name));
   }
   std::int32_t number() { return static_cast<std::int32_t>(std::stol(std::string(token()))); }
 
   Field read_value(FieldKind kind) {
     const std::string_view t = token();
-    if (t == "~") return kind == FieldKind::Node || kind == FieldKind::OptNode ? Tree::none()
-                                                                               : Tree::none_string();
+    if (t == "~")
+      return kind == FieldKind::Node || kind == FieldKind::OptNode ? Tree::none()
+                                                                   : Tree::none_string();
     switch (t[0]) {
       case '(': return Tree::node(read_node(kind_named(t.substr(1))));
       case '[': {
@@ -253,7 +255,8 @@ class TreeReader {
         return tree_.list(items);
       }
       case 'I': return tree_.string(unhex(t.substr(1)));
-      case 'i': return Tree::integer(static_cast<std::int32_t>(std::stol(std::string(t.substr(1)))));
+      case 'i':
+        return Tree::integer(static_cast<std::int32_t>(std::stol(std::string(t.substr(1)))));
       case 'o': return Tree::op(kind_named(t.substr(1)));
       case 'c': {
         gm::ast::ConstantValue v;
@@ -264,11 +267,26 @@ class TreeReader {
           case 'T': v.kind = K::True; break;
           case 'F': v.kind = K::False; break;
           case 'E': v.kind = K::Ellipsis; break;
-          case 'i': v.kind = K::Int; v.text = tree_.intern(payload); break;
-          case 'f': v.kind = K::Float; v.number = std::strtod(std::string(payload).c_str(), nullptr); break;
-          case 'j': v.kind = K::Complex; v.number = std::strtod(std::string(payload).c_str(), nullptr); break;
-          case 's': v.kind = K::Str; v.text = tree_.intern(unhex(payload)); break;
-          case 'b': v.kind = K::Bytes; v.text = tree_.intern(unhex(payload)); break;
+          case 'i':
+            v.kind = K::Int;
+            v.text = tree_.intern(payload);
+            break;
+          case 'f':
+            v.kind = K::Float;
+            v.number = std::strtod(std::string(payload).c_str(), nullptr);
+            break;
+          case 'j':
+            v.kind = K::Complex;
+            v.number = std::strtod(std::string(payload).c_str(), nullptr);
+            break;
+          case 's':
+            v.kind = K::Str;
+            v.text = tree_.intern(unhex(payload));
+            break;
+          case 'b':
+            v.kind = K::Bytes;
+            v.text = tree_.intern(unhex(payload));
+            break;
           default: fail("bad constant");
         }
         return tree_.constant(v);

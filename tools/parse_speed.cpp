@@ -72,10 +72,11 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 [[noreturn]] void usage(const char* msg) {
-  std::fprintf(stderr,
-               "parse_speed: %s\nusage: parse_speed [--minor N] [--repeat R] [--threads T] [--json] "
-               "(--list LISTFILE | FILE...)\n",
-               msg);
+  std::fprintf(
+      stderr,
+      "parse_speed: %s\nusage: parse_speed [--minor N] [--repeat R] [--threads T] [--json] "
+      "(--list LISTFILE | FILE...)\n",
+      msg);
   std::exit(2);
 }
 
@@ -193,17 +194,19 @@ int main(int argc, char** argv) {
     kb_per_mb = static_cast<double>(rss_after - rss_before) / mb;
   }
 
-  std::printf("corpus: %zu files, %.2f MB, %zu rejected by 3.%d rules\n", inputs.size(), mb, rejected, minor);
-  std::printf("1 thread : %8.2f MB/s  (best of %d passes: %.3f s; mean %.3f s = %.2f MB/s)\n", mbps1,
-              repeat, best1, t1 / repeat, mbps1_mean);
-  std::printf("%u threads: %8.2f MB/s  (%.3f s per pass, x%.2f of the 1-thread mean)\n", threads, mbpsn,
-              tn / repeat, mbpsn / mbps1_mean);
+  std::printf("corpus: %zu files, %.2f MB, %zu rejected by 3.%d rules\n", inputs.size(), mb,
+              rejected, minor);
+  std::printf("1 thread : %8.2f MB/s  (best of %d passes: %.3f s; mean %.3f s = %.2f MB/s)\n",
+              mbps1, repeat, best1, t1 / repeat, mbps1_mean);
+  std::printf("%u threads: %8.2f MB/s  (%.3f s per pass, x%.2f of the 1-thread mean)\n", threads,
+              mbpsn, tn / repeat, mbpsn / mbps1_mean);
   std::printf("peak RSS : %.1f MB with the corpus loaded, %.1f MB after the 1-thread pass\n",
               rss_loaded / 1024.0, rss_single / 1024.0);
   if (memory)
-    std::printf("memory   : %.2f MB per MB of source with every file's tokens and tree kept "
-                "(%.1f MB for %.2f MB)\n",
-                kb_per_mb / 1024.0, (rss_after - rss_before) / 1024.0, mb);
+    std::printf(
+        "memory   : %.2f MB per MB of source with every file's tokens and tree kept "
+        "(%.1f MB for %.2f MB)\n",
+        kb_per_mb / 1024.0, (rss_after - rss_before) / 1024.0, mb);
   std::printf("nodes    : %zu per pass\n", nodes / static_cast<std::size_t>(repeat));
   if (json)
     std::printf(

@@ -52,8 +52,7 @@ DumpResult dump_ast(nb::bytes data, int minor) {
   options.version = {3, minor};
   auto result = gm::parse_module(source, options);
   if (result.error)
-    return {false, result.error->message, result.error->kind,
-            static_cast<int>(result.error->line),
+    return {false, result.error->message, result.error->kind, static_cast<int>(result.error->line),
             static_cast<int>(result.error->col)};
   gm::ast::DumpOptions dump_options;
   dump_options.minor = minor;
@@ -92,8 +91,7 @@ std::uint32_t char_column(std::string_view text, const gm::LineIndex& lines, std
 
 gm::lint::LintOptions make_options(int minor, const std::vector<std::string>& select,
                                    const std::vector<std::string>& ignore, bool unsafe_fixes,
-                                   bool all_regions,
-                                   std::vector<std::string> extra_roots = {}) {
+                                   bool all_regions, std::vector<std::string> extra_roots = {}) {
   if (minor < 8 || minor > 13)
     throw std::invalid_argument("unsupported Python version 3." + std::to_string(minor) +
                                 ": graphmend reads 3.8 to 3.13");
@@ -467,7 +465,8 @@ struct PositionMap {
   }
 
   static Pos after(const Marker& m, Pos p) {
-    if (p.line == m.dest_end.line) return {m.src_end.line, m.src_end.col + (p.col - m.dest_end.col)};
+    if (p.line == m.dest_end.line)
+      return {m.src_end.line, m.src_end.col + (p.col - m.dest_end.col)};
     return {m.src_end.line + (p.line - m.dest_end.line), p.col};
   }
   Pos begin(Pos p) const {
@@ -600,8 +599,8 @@ nb::tuple remap_linetable(nb::bytes table, std::int64_t firstlineno, nb::bytes r
       end_col = e.end_col;
     } else if (e.col < 0) {
       start_line = map.begin({e.line, 0}).line;
-      end_line = e.end_line == e.line ? start_line
-                                      : std::max(map.begin({e.end_line, 0}).line, start_line);
+      end_line =
+          e.end_line == e.line ? start_line : std::max(map.begin({e.end_line, 0}).line, start_line);
     } else {
       Pos a = map.begin({e.line, e.col});
       Pos b = map.end({e.end_line, e.end_col >= 0 ? e.end_col : e.col});
@@ -613,7 +612,8 @@ nb::tuple remap_linetable(nb::bytes table, std::int64_t firstlineno, nb::bytes r
     }
     const std::int64_t delta = start_line - line;
     line = start_line;
-    const std::uint64_t zig = delta < 0 ? (std::uint64_t(-delta) << 1) | 1 : std::uint64_t(delta) << 1;
+    const std::uint64_t zig =
+        delta < 0 ? (std::uint64_t(-delta) << 1) | 1 : std::uint64_t(delta) << 1;
     if (col < 0 && end_line == start_line) {
       out.push_back(static_cast<char>(0xE8 | size));
       put_varint(out, zig);
@@ -635,17 +635,17 @@ NB_MODULE(_core, m) {
   m.def("dump_ast", &dump_ast, nb::arg("data"), nb::arg("minor"),
         "Parse source bytes as CPython 3.<minor> would and return "
         "(ok, dump_or_message, error_kind, line, col).");
-  m.def("check", &check, nb::arg("data"), nb::arg("minor"), nb::arg("select"),
-        nb::arg("ignore"), nb::arg("unsafe_fixes") = false, nb::arg("is_text") = false,
-        nb::arg("all_regions") = false, nb::arg("extra_roots") = std::vector<std::string>{},
+  m.def("check", &check, nb::arg("data"), nb::arg("minor"), nb::arg("select"), nb::arg("ignore"),
+        nb::arg("unsafe_fixes") = false, nb::arg("is_text") = false, nb::arg("all_regions") = false,
+        nb::arg("extra_roots") = std::vector<std::string>{},
         "Lint source bytes (decoded per PEP 263; is_text: already UTF-8, cookie ignored). "
         "Returns a dict: encoding, had_bom, diagnostics, syntax_error, rule_errors, "
         "suppressed, unused_suppressions. Raises ValueError for a bad selector or version. "
         "all_regions: every function is a compiled region (library mode); extra_roots: "
         "dotted names of functions that are regions because of other modules (package_roots).");
   m.def("fix", &fix, nb::arg("data"), nb::arg("minor"), nb::arg("select"), nb::arg("ignore"),
-        nb::arg("unsafe_fixes") = false, nb::arg("is_text") = false,
-        nb::arg("all_regions") = false, nb::arg("extra_roots") = std::vector<std::string>{},
+        nb::arg("unsafe_fixes") = false, nb::arg("is_text") = false, nb::arg("all_regions") = false,
+        nb::arg("extra_roots") = std::vector<std::string>{},
         "Fix source bytes to a fixpoint. Returns check's dict (diagnostics: what remains) "
         "plus status, text (mended, UTF-8 bytes, BOM kept), applied, applied_per_code, "
         "culprits, invalid, rounds, and source_map: one (line, col, end_line, end_col, "
@@ -665,6 +665,7 @@ NB_MODULE(_core, m) {
         "to check/fix as extra_roots. jobs: threads for the per-file summaries. "
         "include_own: every reached function, each file's own regions too.");
   m.def("rules", &rules, "Every shipped rule: [{code, name, summary, documentation}].");
-  m.def("is_valid_selector", [](const std::string& s) { return gm::lint::is_valid_selector(s); },
-        nb::arg("selector"), "Is this a valid --select/--ignore selector?");
+  m.def(
+      "is_valid_selector", [](const std::string& s) { return gm::lint::is_valid_selector(s); },
+      nb::arg("selector"), "Is this a valid --select/--ignore selector?");
 }

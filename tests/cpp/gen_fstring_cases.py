@@ -4,7 +4,8 @@ CPython 3.8-3.13 interpreters themselves.
 
     python3 tests/cpp/gen_fstring_cases.py > tests/cpp/test_parser_fstrings.cpp
 """
-import subprocess, json, sys
+import json
+import subprocess
 V={8:'3.8.18',9:'3.9.18',10:'3.10.13',11:'3.11.7',12:'3.12.1',13:'3.13.0'}
 cases = [
  ("'a' 'b'", [8,12]),

@@ -2,7 +2,9 @@
 """Regenerate tests/cpp/test_parser_statements_cases.inc: the expected dumps
 and errors of test_parser_statements.cpp, printed by the real interpreters
 (pyenv CPython 3.8-3.13). Usage: python3 tests/cpp/gen_statement_cases.py"""
-import os, subprocess, json, sys
+import json
+import os
+import subprocess
 PY = {8:'3.8.18',9:'3.9.18',10:'3.10.13',11:'3.11.7',12:'3.12.1',13:'3.13.0'}
 cases = [
   ("compound_end", "if x: pass;\nif y:\n  a\n  b;  # c\n", [8, 9, 13]),

@@ -114,8 +114,9 @@ inline std::string format(const std::vector<lint::Diagnostic>& ds) {
            std::to_string(d.loc.end_line) + ":" + std::to_string(d.loc.end_col) + " " + d.code +
            " " + d.message;
     if (d.fix)
-      out += (d.fix->applicability == edits::Applicability::Unsafe ? " | unsafe fix: " : " | fix: ") +
-             d.fix->description;
+      out +=
+          (d.fix->applicability == edits::Applicability::Unsafe ? " | unsafe fix: " : " | fix: ") +
+          d.fix->description;
     if (!d.declined_reason.empty()) out += " | declined: " + d.declined_reason;
     out += "\n";
   }
@@ -163,8 +164,10 @@ inline void check_fixed(const std::string& code, const fs::path& input, const st
               o.fixed.status == lint::FixResult::Status::Unchanged)
       << lint::status_name(o.fixed.status);
   if (std::getenv("GM_UPDATE_FIXTURES") != nullptr) {
-    if (changed) write_file(expected_fixed, o.fixed.text);
-    else fs::remove(expected_fixed);
+    if (changed)
+      write_file(expected_fixed, o.fixed.text);
+    else
+      fs::remove(expected_fixed);
     return;
   }
   if (fs::exists(expected_fixed)) {
@@ -199,8 +202,10 @@ inline void check_snapshot(const std::string& input_path) {
   if (std::getenv("GM_UPDATE_FIXTURES") != nullptr) {
     write_file(expected_diags, diagnostics);
     check_fixed(code, input, bytes, false, stem.string() + ".fixed.py");
-    if (has_unsafe) check_fixed(code, input, bytes, true, unsafe_fixed);
-    else fs::remove(unsafe_fixed);
+    if (has_unsafe)
+      check_fixed(code, input, bytes, true, unsafe_fixed);
+    else
+      fs::remove(unsafe_fixed);
     GTEST_SKIP() << "snapshots rewritten";
   }
 

@@ -37,12 +37,18 @@ std::string chain(const std::string& kind, int n) {
 std::string module_with_chain(const std::string& kind, int n) {
   const std::string c = chain(kind, n);
   return "import torch\n"
-         "y = " + c + "\n"
+         "y = " +
+         c +
+         "\n"
          "class M(torch.nn.Module):\n"
          "    def forward(self, x):\n"
          "        x = torch.relu(x)\n"
-         "        y = " + c + "\n"
-         "        if " + c + ":\n"
+         "        y = " +
+         c +
+         "\n"
+         "        if " +
+         c +
+         ":\n"
          "            print(y)\n"
          "        return y\n";
 }
@@ -56,7 +62,8 @@ std::string module_with_elifs(int n) {
       "        if h > 0:\n"
       "            x = x + 1\n";
   for (int i = 1; i < n; ++i)
-    s += "        elif h > " + std::to_string(i) + ":\n            x = x + " + std::to_string(i) + "\n";
+    s += "        elif h > " + std::to_string(i) + ":\n            x = x + " + std::to_string(i) +
+         "\n";
   s += "        return x\n";
   return s;
 }
@@ -150,16 +157,14 @@ TEST(DeepElif, OneThousandBranchesInA256KThread) {
 // The traversal itself: pre-order in field order, subtrees skipped on
 // request, Stop ends the walk, enter/leave pair up.
 TEST(Visit, OrderSkipAndStop) {
-  auto parsed = parse_module(std::get<Source>(Source::decode(std::string("a = f(b, c.d)\ng = 1\n"))),
-                             ParseOptions{});
+  auto parsed = parse_module(
+      std::get<Source>(Source::decode(std::string("a = f(b, c.d)\ng = 1\n"))), ParseOptions{});
   ASSERT_FALSE(parsed.error);
   const ast::Tree& t = parsed.tree;
   std::string order;
-  ast::preorder(t, t.root(), [&](ast::NodeId n) {
-    order += std::string(ast::node_info(t.kind(n)).name) + " ";
-  });
-  EXPECT_EQ(order,
-            "Module Assign Name Call Name Name Attribute Name Assign Name Constant ");
+  ast::preorder(t, t.root(),
+                [&](ast::NodeId n) { order += std::string(ast::node_info(t.kind(n)).name) + " "; });
+  EXPECT_EQ(order, "Module Assign Name Call Name Name Attribute Name Assign Name Constant ");
   std::string skipped;
   ast::preorder(t, t.root(), [&](ast::NodeId n) {
     skipped += std::string(ast::node_info(t.kind(n)).name) + " ";

@@ -48,7 +48,9 @@ struct B {
   void module(std::vector<NodeId> body) {
     t.set_root(t.add(NodeKind::Module, 0, 0, {}, {list(body), empty()}));
   }
-  NodeId expr(NodeId value, Position p) { return t.add(NodeKind::Expr, 0, 0, p, {Tree::node(value)}); }
+  NodeId expr(NodeId value, Position p) {
+    return t.add(NodeKind::Expr, 0, 0, p, {Tree::node(value)});
+  }
 };
 
 // x[1:2, 3]
@@ -63,44 +65,48 @@ TEST(Dump, ExtSliceAndIndexIn38) {
   auto sub = b.t.add(NodeKind::Subscript, 0, 0, P(1, 0, 1, 9),
                      {Tree::node(x), Tree::node(tuple), Tree::op(NodeKind::Load)});
   b.module({b.expr(sub, P(1, 0, 1, 9))});
-  EXPECT_EQ(D(b.t, 8),
-            "Module(body=[Expr(value=Subscript(value=Name(id='x', ctx=Load(), lineno=1, col_offset=0, "
-            "end_lineno=1, end_col_offset=1), slice=ExtSlice(dims=[Slice(lower=Constant(value=1, "
-            "kind=None, lineno=1, col_offset=2, end_lineno=1, end_col_offset=3), upper=Constant(value=2, "
-            "kind=None, lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), step=None), "
-            "Index(value=Constant(value=3, kind=None, lineno=1, col_offset=7, end_lineno=1, "
-            "end_col_offset=8))]), ctx=Load(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=9), "
-            "lineno=1, col_offset=0, end_lineno=1, end_col_offset=9)], type_ignores=[])");
-  EXPECT_EQ(D(b.t, 9),
-            "Module(body=[Expr(value=Subscript(value=Name(id='x', ctx=Load(), lineno=1, col_offset=0, "
-            "end_lineno=1, end_col_offset=1), slice=Tuple(elts=[Slice(lower=Constant(value=1, lineno=1, "
-            "col_offset=2, end_lineno=1, end_col_offset=3), upper=Constant(value=2, lineno=1, "
-            "col_offset=4, end_lineno=1, end_col_offset=5), lineno=1, col_offset=2, end_lineno=1, "
-            "end_col_offset=5), Constant(value=3, lineno=1, col_offset=7, end_lineno=1, "
-            "end_col_offset=8)], ctx=Load(), lineno=1, col_offset=2, end_lineno=1, end_col_offset=8), "
-            "ctx=Load(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=9), lineno=1, "
-            "col_offset=0, end_lineno=1, end_col_offset=9)], type_ignores=[])");
-  EXPECT_EQ(D(b.t, 13),
-            "Module(body=[Expr(value=Subscript(value=Name(id='x', ctx=Load(), lineno=1, col_offset=0, "
-            "end_lineno=1, end_col_offset=1), slice=Tuple(elts=[Slice(lower=Constant(value=1, lineno=1, "
-            "col_offset=2, end_lineno=1, end_col_offset=3), upper=Constant(value=2, lineno=1, "
-            "col_offset=4, end_lineno=1, end_col_offset=5), lineno=1, col_offset=2, end_lineno=1, "
-            "end_col_offset=5), Constant(value=3, lineno=1, col_offset=7, end_lineno=1, "
-            "end_col_offset=8)], ctx=Load(), lineno=1, col_offset=2, end_lineno=1, end_col_offset=8), "
-            "ctx=Load(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=9), lineno=1, "
-            "col_offset=0, end_lineno=1, end_col_offset=9)])");
+  EXPECT_EQ(
+      D(b.t, 8),
+      "Module(body=[Expr(value=Subscript(value=Name(id='x', ctx=Load(), lineno=1, col_offset=0, "
+      "end_lineno=1, end_col_offset=1), slice=ExtSlice(dims=[Slice(lower=Constant(value=1, "
+      "kind=None, lineno=1, col_offset=2, end_lineno=1, end_col_offset=3), upper=Constant(value=2, "
+      "kind=None, lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), step=None), "
+      "Index(value=Constant(value=3, kind=None, lineno=1, col_offset=7, end_lineno=1, "
+      "end_col_offset=8))]), ctx=Load(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=9), "
+      "lineno=1, col_offset=0, end_lineno=1, end_col_offset=9)], type_ignores=[])");
+  EXPECT_EQ(
+      D(b.t, 9),
+      "Module(body=[Expr(value=Subscript(value=Name(id='x', ctx=Load(), lineno=1, col_offset=0, "
+      "end_lineno=1, end_col_offset=1), slice=Tuple(elts=[Slice(lower=Constant(value=1, lineno=1, "
+      "col_offset=2, end_lineno=1, end_col_offset=3), upper=Constant(value=2, lineno=1, "
+      "col_offset=4, end_lineno=1, end_col_offset=5), lineno=1, col_offset=2, end_lineno=1, "
+      "end_col_offset=5), Constant(value=3, lineno=1, col_offset=7, end_lineno=1, "
+      "end_col_offset=8)], ctx=Load(), lineno=1, col_offset=2, end_lineno=1, end_col_offset=8), "
+      "ctx=Load(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=9), lineno=1, "
+      "col_offset=0, end_lineno=1, end_col_offset=9)], type_ignores=[])");
+  EXPECT_EQ(
+      D(b.t, 13),
+      "Module(body=[Expr(value=Subscript(value=Name(id='x', ctx=Load(), lineno=1, col_offset=0, "
+      "end_lineno=1, end_col_offset=1), slice=Tuple(elts=[Slice(lower=Constant(value=1, lineno=1, "
+      "col_offset=2, end_lineno=1, end_col_offset=3), upper=Constant(value=2, lineno=1, "
+      "col_offset=4, end_lineno=1, end_col_offset=5), lineno=1, col_offset=2, end_lineno=1, "
+      "end_col_offset=5), Constant(value=3, lineno=1, col_offset=7, end_lineno=1, "
+      "end_col_offset=8)], ctx=Load(), lineno=1, col_offset=2, end_lineno=1, end_col_offset=8), "
+      "ctx=Load(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=9), lineno=1, "
+      "col_offset=0, end_lineno=1, end_col_offset=9)])");
 }
 
 // x[a] and x[::2]
 TEST(Dump, IndexAndPlainSliceIn38) {
   B b;
   auto sub1 = b.t.add(NodeKind::Subscript, 0, 0, P(1, 0, 1, 4),
-                      {Tree::node(b.name("x", P(1, 0, 1, 1))), Tree::node(b.name("a", P(1, 2, 1, 3))),
-                       Tree::op(NodeKind::Load)});
+                      {Tree::node(b.name("x", P(1, 0, 1, 1))),
+                       Tree::node(b.name("a", P(1, 2, 1, 3))), Tree::op(NodeKind::Load)});
   auto slice = b.t.add(NodeKind::Slice, 0, 0, P(1, 2, 1, 5),
                        {Tree::none(), Tree::none(), Tree::node(b.integer("2", P(1, 4, 1, 5)))});
-  auto sub2 = b.t.add(NodeKind::Subscript, 0, 0, P(1, 0, 1, 6),
-                      {Tree::node(b.name("x", P(1, 0, 1, 1))), Tree::node(slice), Tree::op(NodeKind::Load)});
+  auto sub2 = b.t.add(
+      NodeKind::Subscript, 0, 0, P(1, 0, 1, 6),
+      {Tree::node(b.name("x", P(1, 0, 1, 1))), Tree::node(slice), Tree::op(NodeKind::Load)});
   b.t.set_root(sub1);
   EXPECT_EQ(D(b.t, 8),
             "Subscript(value=Name(id='x', ctx=Load(), lineno=1, col_offset=0, end_lineno=1, "
@@ -108,23 +114,27 @@ TEST(Dump, IndexAndPlainSliceIn38) {
             "end_lineno=1, end_col_offset=3)), ctx=Load(), lineno=1, col_offset=0, end_lineno=1, "
             "end_col_offset=4)");
   b.t.set_root(sub2);
-  EXPECT_EQ(D(b.t, 8),
-            "Subscript(value=Name(id='x', ctx=Load(), lineno=1, col_offset=0, end_lineno=1, "
-            "end_col_offset=1), slice=Slice(lower=None, upper=None, step=Constant(value=2, kind=None, "
-            "lineno=1, col_offset=4, end_lineno=1, end_col_offset=5)), ctx=Load(), lineno=1, "
-            "col_offset=0, end_lineno=1, end_col_offset=6)");
-  EXPECT_EQ(D(b.t, 10),
-            "Subscript(value=Name(id='x', ctx=Load(), lineno=1, col_offset=0, end_lineno=1, "
-            "end_col_offset=1), slice=Slice(step=Constant(value=2, lineno=1, col_offset=4, "
-            "end_lineno=1, end_col_offset=5), lineno=1, col_offset=2, end_lineno=1, end_col_offset=5), "
-            "ctx=Load(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=6)");
+  EXPECT_EQ(
+      D(b.t, 8),
+      "Subscript(value=Name(id='x', ctx=Load(), lineno=1, col_offset=0, end_lineno=1, "
+      "end_col_offset=1), slice=Slice(lower=None, upper=None, step=Constant(value=2, kind=None, "
+      "lineno=1, col_offset=4, end_lineno=1, end_col_offset=5)), ctx=Load(), lineno=1, "
+      "col_offset=0, end_lineno=1, end_col_offset=6)");
+  EXPECT_EQ(
+      D(b.t, 10),
+      "Subscript(value=Name(id='x', ctx=Load(), lineno=1, col_offset=0, end_lineno=1, "
+      "end_col_offset=1), slice=Slice(step=Constant(value=2, lineno=1, col_offset=4, "
+      "end_lineno=1, end_col_offset=5), lineno=1, col_offset=2, end_lineno=1, end_col_offset=5), "
+      "ctx=Load(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=6)");
 }
 
 // def f(a, *, k=None):\n    return
 TEST(Dump, OptionalAndEmptyFieldsPerVersion) {
   B b;
-  auto arg_a = b.t.add(NodeKind::arg, 0, 0, P(1, 6, 1, 7), {b.t.string("a"), Tree::none(), Tree::none_string()});
-  auto arg_k = b.t.add(NodeKind::arg, 0, 0, P(1, 12, 1, 13), {b.t.string("k"), Tree::none(), Tree::none_string()});
+  auto arg_a = b.t.add(NodeKind::arg, 0, 0, P(1, 6, 1, 7),
+                       {b.t.string("a"), Tree::none(), Tree::none_string()});
+  auto arg_k = b.t.add(NodeKind::arg, 0, 0, P(1, 12, 1, 13),
+                       {b.t.string("k"), Tree::none(), Tree::none_string()});
   auto args = b.t.add(NodeKind::arguments, 0, 0, {},
                       {b.empty(), b.list({arg_a}), Tree::none(), b.list({arg_k}),
                        b.list({b.none(P(1, 14, 1, 18))}), Tree::none(), b.empty()});
@@ -144,9 +154,11 @@ TEST(Dump, OptionalAndEmptyFieldsPerVersion) {
             "type_comment=None, lineno=1, col_offset=0, end_lineno=2, end_col_offset=10)], "
             "type_ignores=[])");
   const std::string v9 =
-      "Module(body=[FunctionDef(name='f', args=arguments(posonlyargs=[], args=[arg(arg='a', lineno=1, "
+      "Module(body=[FunctionDef(name='f', args=arguments(posonlyargs=[], args=[arg(arg='a', "
+      "lineno=1, "
       "col_offset=6, end_lineno=1, end_col_offset=7)], kwonlyargs=[arg(arg='k', lineno=1, "
-      "col_offset=12, end_lineno=1, end_col_offset=13)], kw_defaults=[Constant(value=None, lineno=1, "
+      "col_offset=12, end_lineno=1, end_col_offset=13)], kw_defaults=[Constant(value=None, "
+      "lineno=1, "
       "col_offset=14, end_lineno=1, end_col_offset=18)], defaults=[]), body=[Return(lineno=2, "
       "col_offset=4, end_lineno=2, end_col_offset=10)], decorator_list=[], lineno=1, col_offset=0, "
       "end_lineno=2, end_col_offset=10)], type_ignores=[])";
@@ -155,33 +167,39 @@ TEST(Dump, OptionalAndEmptyFieldsPerVersion) {
   std::string v12 = v9;
   v12.insert(v12.find("decorator_list=[], ") + 19, "type_params=[], ");
   EXPECT_EQ(D(b.t, 12), v12);
-  EXPECT_EQ(D(b.t, 13),
-            "Module(body=[FunctionDef(name='f', args=arguments(args=[arg(arg='a', lineno=1, col_offset=6, "
-            "end_lineno=1, end_col_offset=7)], kwonlyargs=[arg(arg='k', lineno=1, col_offset=12, "
-            "end_lineno=1, end_col_offset=13)], kw_defaults=[Constant(value=None, lineno=1, "
-            "col_offset=14, end_lineno=1, end_col_offset=18)]), body=[Return(lineno=2, col_offset=4, "
-            "end_lineno=2, end_col_offset=10)], lineno=1, col_offset=0, end_lineno=2, "
-            "end_col_offset=10)])");
+  EXPECT_EQ(
+      D(b.t, 13),
+      "Module(body=[FunctionDef(name='f', args=arguments(args=[arg(arg='a', lineno=1, "
+      "col_offset=6, "
+      "end_lineno=1, end_col_offset=7)], kwonlyargs=[arg(arg='k', lineno=1, col_offset=12, "
+      "end_lineno=1, end_col_offset=13)], kw_defaults=[Constant(value=None, lineno=1, "
+      "col_offset=14, end_lineno=1, end_col_offset=18)]), body=[Return(lineno=2, col_offset=4, "
+      "end_lineno=2, end_col_offset=10)], lineno=1, col_offset=0, end_lineno=2, "
+      "end_col_offset=10)])");
 }
 
 // f(a, k=1): keyword has positions from 3.9
 TEST(Dump, KeywordPositionsFrom39) {
   B b;
-  auto kw = b.t.add(NodeKind::keyword, 0, 0, P(1, 5, 1, 8), {b.t.string("k"), Tree::node(b.integer("1", P(1, 7, 1, 8)))});
-  auto call = b.t.add(NodeKind::Call, 0, 0, P(1, 0, 1, 9),
-                      {Tree::node(b.name("f", P(1, 0, 1, 1))), b.list({b.name("a", P(1, 2, 1, 3))}), b.list({kw})});
+  auto kw = b.t.add(NodeKind::keyword, 0, 0, P(1, 5, 1, 8),
+                    {b.t.string("k"), Tree::node(b.integer("1", P(1, 7, 1, 8)))});
+  auto call = b.t.add(
+      NodeKind::Call, 0, 0, P(1, 0, 1, 9),
+      {Tree::node(b.name("f", P(1, 0, 1, 1))), b.list({b.name("a", P(1, 2, 1, 3))}), b.list({kw})});
   b.t.set_root(call);
-  EXPECT_EQ(D(b.t, 8),
-            "Call(func=Name(id='f', ctx=Load(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=1), "
-            "args=[Name(id='a', ctx=Load(), lineno=1, col_offset=2, end_lineno=1, end_col_offset=3)], "
-            "keywords=[keyword(arg='k', value=Constant(value=1, kind=None, lineno=1, col_offset=7, "
-            "end_lineno=1, end_col_offset=8))], lineno=1, col_offset=0, end_lineno=1, end_col_offset=9)");
-  EXPECT_EQ(D(b.t, 9),
-            "Call(func=Name(id='f', ctx=Load(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=1), "
-            "args=[Name(id='a', ctx=Load(), lineno=1, col_offset=2, end_lineno=1, end_col_offset=3)], "
-            "keywords=[keyword(arg='k', value=Constant(value=1, lineno=1, col_offset=7, end_lineno=1, "
-            "end_col_offset=8), lineno=1, col_offset=5, end_lineno=1, end_col_offset=8)], lineno=1, "
-            "col_offset=0, end_lineno=1, end_col_offset=9)");
+  EXPECT_EQ(
+      D(b.t, 8),
+      "Call(func=Name(id='f', ctx=Load(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=1), "
+      "args=[Name(id='a', ctx=Load(), lineno=1, col_offset=2, end_lineno=1, end_col_offset=3)], "
+      "keywords=[keyword(arg='k', value=Constant(value=1, kind=None, lineno=1, col_offset=7, "
+      "end_lineno=1, end_col_offset=8))], lineno=1, col_offset=0, end_lineno=1, end_col_offset=9)");
+  EXPECT_EQ(
+      D(b.t, 9),
+      "Call(func=Name(id='f', ctx=Load(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=1), "
+      "args=[Name(id='a', ctx=Load(), lineno=1, col_offset=2, end_lineno=1, end_col_offset=3)], "
+      "keywords=[keyword(arg='k', value=Constant(value=1, lineno=1, col_offset=7, end_lineno=1, "
+      "end_col_offset=8), lineno=1, col_offset=5, end_lineno=1, end_col_offset=8)], lineno=1, "
+      "col_offset=0, end_lineno=1, end_col_offset=9)");
 }
 
 // import a as b: alias has positions from 3.10
@@ -194,29 +212,35 @@ TEST(Dump, AliasPositionsFrom310) {
             "Module(body=[Import(names=[alias(name='a', asname='b')], lineno=1, col_offset=0, "
             "end_lineno=1, end_col_offset=13)], type_ignores=[])");
   EXPECT_EQ(D(b.t, 10),
-            "Module(body=[Import(names=[alias(name='a', asname='b', lineno=1, col_offset=7, end_lineno=1, "
+            "Module(body=[Import(names=[alias(name='a', asname='b', lineno=1, col_offset=7, "
+            "end_lineno=1, "
             "end_col_offset=13)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], "
             "type_ignores=[])");
   EXPECT_EQ(D(b.t, 13),
-            "Module(body=[Import(names=[alias(name='a', asname='b', lineno=1, col_offset=7, end_lineno=1, "
+            "Module(body=[Import(names=[alias(name='a', asname='b', lineno=1, col_offset=7, "
+            "end_lineno=1, "
             "end_col_offset=13)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)])");
 }
 
 // lambda: 0 -> arguments() in 3.13
 TEST(Dump, EmptyArguments) {
   B b;
-  auto args = b.t.add(NodeKind::arguments, 0, 0, {},
-                      {b.empty(), b.empty(), Tree::none(), b.empty(), b.empty(), Tree::none(), b.empty()});
-  auto lam = b.t.add(NodeKind::Lambda, 0, 0, P(1, 0, 1, 9), {Tree::node(args), Tree::node(b.integer("0", P(1, 8, 1, 9)))});
+  auto args =
+      b.t.add(NodeKind::arguments, 0, 0, {},
+              {b.empty(), b.empty(), Tree::none(), b.empty(), b.empty(), Tree::none(), b.empty()});
+  auto lam = b.t.add(NodeKind::Lambda, 0, 0, P(1, 0, 1, 9),
+                     {Tree::node(args), Tree::node(b.integer("0", P(1, 8, 1, 9)))});
   b.t.set_root(lam);
-  EXPECT_EQ(D(b.t, 8),
-            "Lambda(args=arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], "
-            "kwarg=None, defaults=[]), body=Constant(value=0, kind=None, lineno=1, col_offset=8, "
-            "end_lineno=1, end_col_offset=9), lineno=1, col_offset=0, end_lineno=1, end_col_offset=9)");
-  EXPECT_EQ(D(b.t, 10),
-            "Lambda(args=arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), "
-            "body=Constant(value=0, lineno=1, col_offset=8, end_lineno=1, end_col_offset=9), lineno=1, "
-            "col_offset=0, end_lineno=1, end_col_offset=9)");
+  EXPECT_EQ(
+      D(b.t, 8),
+      "Lambda(args=arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], "
+      "kwarg=None, defaults=[]), body=Constant(value=0, kind=None, lineno=1, col_offset=8, "
+      "end_lineno=1, end_col_offset=9), lineno=1, col_offset=0, end_lineno=1, end_col_offset=9)");
+  EXPECT_EQ(
+      D(b.t, 10),
+      "Lambda(args=arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), "
+      "body=Constant(value=0, lineno=1, col_offset=8, end_lineno=1, end_col_offset=9), lineno=1, "
+      "col_offset=0, end_lineno=1, end_col_offset=9)");
   EXPECT_EQ(D(b.t, 13),
             "Lambda(args=arguments(), body=Constant(value=0, lineno=1, col_offset=8, end_lineno=1, "
             "end_col_offset=9), lineno=1, col_offset=0, end_lineno=1, end_col_offset=9)");
@@ -228,7 +252,8 @@ TEST(Dump, IdentListsOpListsAndKind) {
   std::vector<gm::ast::StrRef> names{b.t.intern("a"), b.t.intern("b")};
   auto glob = b.t.add(NodeKind::Global, 0, 0, P(1, 0, 1, 11), {b.t.ident_list(names)});
   b.t.set_root(glob);
-  EXPECT_EQ(D(b.t, 13), "Global(names=['a', 'b'], lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)");
+  EXPECT_EQ(D(b.t, 13),
+            "Global(names=['a', 'b'], lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)");
 
   std::vector<NodeKind> ops{NodeKind::Lt, NodeKind::Eq};
   auto cmp = b.t.add(NodeKind::Compare, 0, 0, P(1, 0, 1, 10),
@@ -244,8 +269,12 @@ TEST(Dump, IdentListsOpListsAndKind) {
   v.text = b.t.intern("x");
   auto u = b.t.add(NodeKind::Constant, 0, 0, P(1, 0, 1, 4), {b.t.constant(v), b.t.string("u")});
   b.t.set_root(u);
-  EXPECT_EQ(D(b.t, 8), "Constant(value='x', kind='u', lineno=1, col_offset=0, end_lineno=1, end_col_offset=4)");
-  EXPECT_EQ(D(b.t, 13), "Constant(value='x', kind='u', lineno=1, col_offset=0, end_lineno=1, end_col_offset=4)");
+  EXPECT_EQ(
+      D(b.t, 8),
+      "Constant(value='x', kind='u', lineno=1, col_offset=0, end_lineno=1, end_col_offset=4)");
+  EXPECT_EQ(
+      D(b.t, 13),
+      "Constant(value='x', kind='u', lineno=1, col_offset=0, end_lineno=1, end_col_offset=4)");
 }
 
 // `type X[T = int] = T`: type_params from 3.12, default_value from 3.13
@@ -271,7 +300,8 @@ TEST(Dump, NoneValuesThatStay) {
   ConstantValue none;
   auto ms = b.t.add(NodeKind::MatchSingleton, 0, 0, P(2, 9, 2, 13), {b.t.constant(none)});
   b.t.set_root(ms);
-  EXPECT_EQ(D(b.t, 13), "MatchSingleton(value=None, lineno=2, col_offset=9, end_lineno=2, end_col_offset=13)");
+  EXPECT_EQ(D(b.t, 13),
+            "MatchSingleton(value=None, lineno=2, col_offset=9, end_lineno=2, end_col_offset=13)");
   auto dict = b.t.add(NodeKind::Dict, 0, 0, P(1, 0, 1, 7),
                       {b.list({NodeId{}}), b.list({b.name("d", P(1, 3, 1, 4))})});
   b.t.set_root(dict);
@@ -284,13 +314,15 @@ TEST(Dump, DeepTreeDoesNotOverflow) {
   NodeId cur = b.name("a", P(1, 0, 1, 1));
   constexpr int kDepth = 200000;
   for (int i = 0; i < kDepth; ++i)
-    cur = b.t.add(NodeKind::BinOp, 0, 0, P(1, 0, 1, 1),
-                  {Tree::node(cur), Tree::op(NodeKind::Add), Tree::node(b.name("a", P(1, 0, 1, 1)))});
+    cur =
+        b.t.add(NodeKind::BinOp, 0, 0, P(1, 0, 1, 1),
+                {Tree::node(cur), Tree::op(NodeKind::Add), Tree::node(b.name("a", P(1, 0, 1, 1)))});
   b.t.set_root(cur);
   const std::string s = D(b.t, 11, false);
   EXPECT_EQ(s.rfind("BinOp(left=", 0), 0u);
-  EXPECT_EQ(s.size(), kDepth * std::string("BinOp(left=, op=Add(), right=Name(id='a', ctx=Load()))").size() +
-                          std::string("Name(id='a', ctx=Load())").size());
+  EXPECT_EQ(s.size(),
+            kDepth * std::string("BinOp(left=, op=Add(), right=Name(id='a', ctx=Load()))").size() +
+                std::string("Name(id='a', ctx=Load())").size());
 }
 
 TEST(Dump, NoneRoot) {

@@ -85,9 +85,8 @@ TEST(EditsApply, MultiEditFixConflictsAsAWhole) {
 
 TEST(EditsApply, IdenticalEditsAreSharedNotDuplicated) {
   const std::string imp = "import torch\n";
-  std::vector<Fix> fixes{
-      Fix::safe("a", {Edit::insert(0, imp), Edit::replace(2, 3, "A")}),
-      Fix::safe("b", {Edit::insert(0, imp), Edit::replace(7, 8, "B")})};
+  std::vector<Fix> fixes{Fix::safe("a", {Edit::insert(0, imp), Edit::replace(2, 3, "A")}),
+                         Fix::safe("b", {Edit::insert(0, imp), Edit::replace(7, 8, "B")})};
   auto r = apply_fixes("x=a; y=b\n", fixes);
   EXPECT_EQ(r.text, "import torch\nx=A; y=B\n");
   EXPECT_EQ(r.applied, 2u);
@@ -130,7 +129,8 @@ TEST(EditsApply, NeverSplitsUtf8) {
 }
 
 TEST(EditsApply, RejectsInvalidUtf8Replacement) {
-  std::vector<Fix> fixes{fix1(Edit::replace(0, 1, "\xC3")), fix1(Edit::replace(1, 2, "\xED\xA0\x80"))};
+  std::vector<Fix> fixes{fix1(Edit::replace(0, 1, "\xC3")),
+                         fix1(Edit::replace(1, 2, "\xED\xA0\x80"))};
   auto r = apply_fixes("ab", fixes);
   EXPECT_EQ(r.invalid, 2u);
   EXPECT_EQ(r.text, "ab");
@@ -220,7 +220,8 @@ TEST(EditsStyle, QuoteString) {
 TEST(EditsTree, EnclosingStatementAndSlot) {
   Parsed p("def f(x):\n    if x:\n        return x + 1\n");
   const auto& tree = p.result.tree;
-  const std::uint32_t at = static_cast<std::uint32_t>(std::string_view(p.source.text()).find("x + 1"));
+  const std::uint32_t at =
+      static_cast<std::uint32_t>(std::string_view(p.source.text()).find("x + 1"));
   NodeId ret = enclosing_statement(tree, at);
   ASSERT_TRUE(ret);
   EXPECT_EQ(tree.kind(ret), NodeKind::Return);
@@ -342,9 +343,7 @@ TEST(EditsImport, SpecText) {
   EXPECT_EQ(ImportSpec::from_import("a", "b").bound_name(), "b");
 }
 
-TEST(EditsImport, EmptyFile) {
-  EXPECT_EQ(with_import("", kTorch), "import torch\n");
-}
+TEST(EditsImport, EmptyFile) { EXPECT_EQ(with_import("", kTorch), "import torch\n"); }
 
 TEST(EditsImport, TopOfFileWithoutImports) {
   EXPECT_EQ(with_import("x = 1\n", kTorch), "import torch\nx = 1\n");
@@ -367,9 +366,10 @@ TEST(EditsImport, AfterFutureImports) {
 }
 
 TEST(EditsImport, AfterExistingImports) {
-  EXPECT_EQ(with_import("import os\nfrom typing import (\n    Any,\n    List,\n)  # c\n\nx = 1\n",
-                        kTorch),
-            "import os\nfrom typing import (\n    Any,\n    List,\n)  # c\nimport torch\n\nx = 1\n");
+  EXPECT_EQ(
+      with_import("import os\nfrom typing import (\n    Any,\n    List,\n)  # c\n\nx = 1\n",
+                  kTorch),
+      "import os\nfrom typing import (\n    Any,\n    List,\n)  # c\nimport torch\n\nx = 1\n");
 }
 
 TEST(EditsImport, BeforeTheFirstUse) {
@@ -381,7 +381,8 @@ TEST(EditsImport, BeforeTheFirstUse) {
 }
 
 TEST(EditsImport, CrlfFile) {
-  EXPECT_EQ(with_import("import os\r\nx = 1\r\n", kTorch), "import os\r\nimport torch\r\nx = 1\r\n");
+  EXPECT_EQ(with_import("import os\r\nx = 1\r\n", kTorch),
+            "import os\r\nimport torch\r\nx = 1\r\n");
   EXPECT_EQ(with_import("x = 1\r\n", kTorch), "import torch\r\nx = 1\r\n");
 }
 
@@ -393,7 +394,8 @@ TEST(EditsImport, FileWithoutTrailingNewline) {
   EXPECT_EQ(with_import("import os", kTorch), "import os\nimport torch");
   EXPECT_EQ(with_import("'doc'", kTorch), "'doc'\nimport torch");
   EXPECT_EQ(with_import("x = 1", kTorch), "import torch\nx = 1");
-  EXPECT_EQ(with_import("# -*- coding: utf-8 -*-", kTorch), "# -*- coding: utf-8 -*-\nimport torch");
+  EXPECT_EQ(with_import("# -*- coding: utf-8 -*-", kTorch),
+            "# -*- coding: utf-8 -*-\nimport torch");
 }
 
 TEST(EditsImport, NoDuplicate) {
@@ -412,7 +414,9 @@ TEST(EditsImport, NoDuplicate) {
 }
 
 TEST(EditsDelete, NeverDeletesTheBom) {
-  auto src = std::get<Source>(Source::decode("\xEF\xBB\xBF" "a = 1\nb = 2\n"));
+  auto src =
+      std::get<Source>(Source::decode("\xEF\xBB\xBF"
+                                      "a = 1\nb = 2\n"));
   auto pr = parse_module(src, ParseOptions{});
   ASSERT_FALSE(pr.error);
   Stylist st = Stylist::detect(src.text(), pr.lexed);

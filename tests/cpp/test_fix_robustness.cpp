@@ -26,7 +26,8 @@ std::string chained_ifexps(int n) {
   for (int i = 0; i < n; ++i)
     e += "h * " + std::to_string(i + 1) + " if h.sum() > " + std::to_string(i) + " else ";
   return "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
-         "        h = torch.relu(x)\n        y = " + e + "h\n        return y\n";
+         "        h = torch.relu(x)\n        y = " +
+         e + "h\n        return y\n";
 }
 
 lint::FixResult fix(const std::string& bytes, bool unsafe = true) {
@@ -54,11 +55,19 @@ TEST(FixConvergence, SixteenChainedConditionalExpressions) {
 }
 
 std::string predicated(const std::string& name) {
-  return "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, " + name + "):\n"
-         "        h = torch.relu(" + name + ")\n"
-         "        if h.sum() > 0:\n            " + name + " = h * 2\n"
-         "        else:\n            " + name + " = h + 1\n"
-         "        return " + name + "\n";
+  return "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, " + name +
+         "):\n"
+         "        h = torch.relu(" +
+         name +
+         ")\n"
+         "        if h.sum() > 0:\n            " +
+         name +
+         " = h * 2\n"
+         "        else:\n            " +
+         name +
+         " = h + 1\n"
+         "        return " +
+         name + "\n";
 }
 
 TEST(FixSpelling, KeepsTheUsersBytesUtf8) {

@@ -105,28 +105,65 @@ TEST(Lexer, Keywords) {
       "finally for from global if import in is lambda nonlocal not or pass raise return try while "
       "with yield match case type _ print");
   std::vector<Tok> expected = {
-      Tok::KwFalse,  Tok::KwNone,  Tok::KwTrue,   Tok::KwAnd,    Tok::KwAs,     Tok::KwAssert,
-      Tok::KwAsync,  Tok::KwAwait, Tok::KwBreak,  Tok::KwClass,  Tok::KwContinue, Tok::KwDef,
-      Tok::KwDel,    Tok::KwElif,  Tok::KwElse,   Tok::KwExcept, Tok::KwFinally, Tok::KwFor,
-      Tok::KwFrom,   Tok::KwGlobal, Tok::KwIf,    Tok::KwImport, Tok::KwIn,     Tok::KwIs,
-      Tok::KwLambda, Tok::KwNonlocal, Tok::KwNot, Tok::KwOr,     Tok::KwPass,   Tok::KwRaise,
-      Tok::KwReturn, Tok::KwTry,   Tok::KwWhile,  Tok::KwWith,   Tok::KwYield,  Tok::Name,
-      Tok::Name,     Tok::Name,    Tok::Name,     Tok::Name,     Tok::Newline,  Tok::EndMarker};
+      Tok::KwFalse,  Tok::KwNone,     Tok::KwTrue,  Tok::KwAnd,    Tok::KwAs,       Tok::KwAssert,
+      Tok::KwAsync,  Tok::KwAwait,    Tok::KwBreak, Tok::KwClass,  Tok::KwContinue, Tok::KwDef,
+      Tok::KwDel,    Tok::KwElif,     Tok::KwElse,  Tok::KwExcept, Tok::KwFinally,  Tok::KwFor,
+      Tok::KwFrom,   Tok::KwGlobal,   Tok::KwIf,    Tok::KwImport, Tok::KwIn,       Tok::KwIs,
+      Tok::KwLambda, Tok::KwNonlocal, Tok::KwNot,   Tok::KwOr,     Tok::KwPass,     Tok::KwRaise,
+      Tok::KwReturn, Tok::KwTry,      Tok::KwWhile, Tok::KwWith,   Tok::KwYield,    Tok::Name,
+      Tok::Name,     Tok::Name,       Tok::Name,    Tok::Name,     Tok::Newline,    Tok::EndMarker};
   EXPECT_EQ(l.kinds(), expected);
 }
 
 TEST(Lexer, AllOperators) {
-  const std::vector<Tok> ops = {
-      Tok::LPar,  Tok::RPar,  Tok::LSqb,  Tok::RSqb,  Tok::LBrace,  Tok::RBrace,
-      Tok::Colon, Tok::Comma, Tok::Semi,  Tok::Plus,  Tok::Minus,   Tok::Star,
-      Tok::Slash, Tok::VBar,  Tok::Amper, Tok::Less,  Tok::Greater, Tok::Equal,
-      Tok::Dot,   Tok::Percent, Tok::EqEqual, Tok::NotEqual, Tok::LessEqual,
-      Tok::GreaterEqual, Tok::Tilde, Tok::Circumflex, Tok::LeftShift, Tok::RightShift,
-      Tok::DoubleStar, Tok::PlusEqual, Tok::MinEqual, Tok::StarEqual, Tok::SlashEqual,
-      Tok::PercentEqual, Tok::AmperEqual, Tok::VBarEqual, Tok::CircumflexEqual,
-      Tok::LeftShiftEqual, Tok::RightShiftEqual, Tok::DoubleStarEqual, Tok::DoubleSlash,
-      Tok::DoubleSlashEqual, Tok::At, Tok::AtEqual, Tok::RArrow, Tok::Ellipsis,
-      Tok::ColonEqual, Tok::Exclamation};
+  const std::vector<Tok> ops = {Tok::LPar,
+                                Tok::RPar,
+                                Tok::LSqb,
+                                Tok::RSqb,
+                                Tok::LBrace,
+                                Tok::RBrace,
+                                Tok::Colon,
+                                Tok::Comma,
+                                Tok::Semi,
+                                Tok::Plus,
+                                Tok::Minus,
+                                Tok::Star,
+                                Tok::Slash,
+                                Tok::VBar,
+                                Tok::Amper,
+                                Tok::Less,
+                                Tok::Greater,
+                                Tok::Equal,
+                                Tok::Dot,
+                                Tok::Percent,
+                                Tok::EqEqual,
+                                Tok::NotEqual,
+                                Tok::LessEqual,
+                                Tok::GreaterEqual,
+                                Tok::Tilde,
+                                Tok::Circumflex,
+                                Tok::LeftShift,
+                                Tok::RightShift,
+                                Tok::DoubleStar,
+                                Tok::PlusEqual,
+                                Tok::MinEqual,
+                                Tok::StarEqual,
+                                Tok::SlashEqual,
+                                Tok::PercentEqual,
+                                Tok::AmperEqual,
+                                Tok::VBarEqual,
+                                Tok::CircumflexEqual,
+                                Tok::LeftShiftEqual,
+                                Tok::RightShiftEqual,
+                                Tok::DoubleStarEqual,
+                                Tok::DoubleSlash,
+                                Tok::DoubleSlashEqual,
+                                Tok::At,
+                                Tok::AtEqual,
+                                Tok::RArrow,
+                                Tok::Ellipsis,
+                                Tok::ColonEqual,
+                                Tok::Exclamation};
   std::string src;
   for (Tok k : ops) {
     src += std::string(token_spelling(k));
@@ -148,10 +185,10 @@ TEST(Lexer, AllOperators) {
 }
 
 TEST(Lexer, Numbers) {
-  for (const char* n : {"0", "00", "0_0", "123", "1_000", "0x_fF", "0XAB_CD", "0o17", "0O1_7",
-                        "0b1010", "0B1_0", "1.5", "1.", ".5", "1e10", "1E+10", "1e-1_0",
-                        "1_0.0_1e1_0", "1j", "1.5J", ".5j", "1e5j", "0j", "09.5", "09j", "0e5",
-                        "00.5", "0_0.5"}) {
+  for (const char* n : {"0",    "00",    "0_0",    "123",         "1_000", "0x_fF", "0XAB_CD",
+                        "0o17", "0O1_7", "0b1010", "0B1_0",       "1.5",   "1.",    ".5",
+                        "1e10", "1E+10", "1e-1_0", "1_0.0_1e1_0", "1j",    "1.5J",  ".5j",
+                        "1e5j", "0j",    "09.5",   "09j",         "0e5",   "00.5",  "0_0.5"}) {
     Lexed l = lex_text(n);
     ASSERT_FALSE(l.result.error) << n << ": " << l.result.error->message;
     EXPECT_EQ(l.result.tokens[0].kind, Tok::Number) << n;
@@ -192,8 +229,8 @@ TEST(Lexer, NumberErrors) {
 
 TEST(Lexer, Strings) {
   for (const char* s : {"'a'", "\"a\"", "''", "\"\"", "'''a'b''c'''", "\"\"\"a\n\"b\"\"\"",
-                        "r'\\''", "R'x'", "u'x'", "U'x'", "b'x'", "B'x'", "br'x'", "Rb'x'",
-                        "bR'x'", "rB'x'", "'a\\\nb'", "'\\\\'", "'''\\''''"}) {
+                        "r'\\''", "R'x'", "u'x'", "U'x'", "b'x'", "B'x'", "br'x'", "Rb'x'", "bR'x'",
+                        "rB'x'", "'a\\\nb'", "'\\\\'", "'''\\''''"}) {
     Lexed l = lex_text(s);
     ASSERT_FALSE(l.result.error) << s << ": " << l.result.error->message;
     EXPECT_EQ(l.result.tokens[0].kind, Tok::String) << s;
@@ -219,8 +256,8 @@ TEST(Lexer, StringErrors) {
   expect_error("x = 'abc", "unterminated string literal (detected at line 1)", 1, 4);
   expect_error("x = '''abc\n\n", "unterminated triple-quoted string literal (detected at line 2)",
                1, 4);
-  expect_error("x = \"\"\"\n", "unterminated triple-quoted string literal (detected at line 1)",
-               1, 4);
+  expect_error("x = \"\"\"\n", "unterminated triple-quoted string literal (detected at line 1)", 1,
+               4);
   expect_error("x = 'abc\\'\n",
                "unterminated string literal (detected at line 1); perhaps you escaped the end "
                "quote?",
@@ -244,14 +281,12 @@ TEST(Lexer, FStringTokens) {
   EXPECT_EQ(lex_text("f'{x}'").dump(), "FS(f') { x } FE(') NL END");
   EXPECT_EQ(lex_text("f'{x:}'").dump(), "FS(f') { x : } FE(') NL END");
   // Nested format specs, nested f-strings and PEP 701 quote reuse.
-  EXPECT_EQ(lex_text("f'{x:{y:{z}}}'").dump(),
-            "FS(f') { x : { y : { z } } } FE(') NL END");
+  EXPECT_EQ(lex_text("f'{x:{y:{z}}}'").dump(), "FS(f') { x : { y : { z } } } FE(') NL END");
   EXPECT_EQ(lex_text("f\"{d[\"k\"]}\"").dump(), "FS(f\") { d [ S(\"k\") ] } FE(\") NL END");
   EXPECT_EQ(lex_text("f'{f'{x}'}'").dump(), "FS(f') { FS(f') { x } FE(') } FE(') NL END");
   // Colons inside brackets / lambda parentheses are not format specs.
   EXPECT_EQ(lex_text("f'{a[1:2]}'").dump(), "FS(f') { a [ N(1) : N(2) ] } FE(') NL END");
-  EXPECT_EQ(lex_text("f'{(lambda x:1)}'").dump(),
-            "FS(f') { ( lambda x : N(1) ) } FE(') NL END");
+  EXPECT_EQ(lex_text("f'{(lambda x:1)}'").dump(), "FS(f') { ( lambda x : N(1) ) } FE(') NL END");
   EXPECT_EQ(lex_text("f'{x!=y}'").dump(), "FS(f') { x != y } FE(') NL END");
   EXPECT_EQ(lex_text("f'{x:=5}'").dump(), "FS(f') { x : FM(=5) } FE(') NL END");
   // \N{...} ends a middle; braces inside it are not fields.
@@ -395,7 +430,10 @@ TEST(Lexer, UnicodeIdentifiers) {
   expect_error("abc€\n", "invalid character '€' (U+20AC)", 1, 3);
   expect_error("€abc\n", "invalid character '€' (U+20AC)", 1, 0);
   expect_error("a\u00a0b\n", "invalid non-printable character U+00A0", 1, 1);
-  expect_error("a\x01" "b\n", "invalid non-printable character U+0001", 1, 1);
+  expect_error(
+      "a\x01"
+      "b\n",
+      "invalid non-printable character U+0001", 1, 1);
   expect_error("x = \x7f\n", "invalid non-printable character U+007F", 1, 4);
   // Column is in UTF-8 bytes.
   expect_error("é = €\n", "invalid character '€' (U+20AC)", 1, 5);

@@ -146,9 +146,9 @@ class AddArg : public TestRule {
     visit(tree, tree.root(), [&](NodeId n) {
       if (tree.kind(n) != NodeKind::Call || !tree.children(n, GM_F(Call, args)).empty()) return;
       const NodeId f = tree.child(n, GM_F(Call, func));
-      sink.report(tree.at(n).begin, tree.at(n).end, "no args").fix =
-          Fix::safe("add 0", {Edit::replace(tree.at(n).begin, tree.at(n).end,
-                                            std::string(ctx.text_of(f)) + "(0)")});
+      sink.report(tree.at(n).begin, tree.at(n).end, "no args").fix = Fix::safe(
+          "add 0",
+          {Edit::replace(tree.at(n).begin, tree.at(n).end, std::string(ctx.text_of(f)) + "(0)")});
     });
   }
 };
@@ -163,7 +163,8 @@ class QualifyWhere : public TestRule {
       if (tree.kind(n) != NodeKind::Call) return;
       const NodeId f = tree.child(n, GM_F(Call, func));
       if (tree.kind(f) != NodeKind::Name || ctx.text_of(f) != "where") return;
-      Fix fix = Fix::safe("qualify", {Edit::replace(tree.at(f).begin, tree.at(f).end, "torch.where")});
+      Fix fix =
+          Fix::safe("qualify", {Edit::replace(tree.at(f).begin, tree.at(f).end, "torch.where")});
       if (auto imp = ctx.insert_import(edits::ImportSpec::import_module("torch")))
         fix.edits.push_back(*imp);
       sink.report(tree.at(n).begin, tree.at(n).end, "bare where").fix = std::move(fix);
@@ -363,7 +364,8 @@ TEST(LintSuppression, ParsesDirectives) {
   EXPECT_TRUE(codes.empty());
   EXPECT_TRUE(parse_suppression_comment("#graphmend:ignore[GM101,GM2]", codes, b, e));
   EXPECT_EQ(codes, (std::vector<std::string>{"GM101", "GM2"}));
-  EXPECT_TRUE(parse_suppression_comment("# noqa: E501  # graphmend: ignore[ GM1 ]  trailing", codes, b, e));
+  EXPECT_TRUE(
+      parse_suppression_comment("# noqa: E501  # graphmend: ignore[ GM1 ]  trailing", codes, b, e));
   EXPECT_EQ(codes, (std::vector<std::string>{"GM1"}));
   EXPECT_EQ(b, 14u);
   EXPECT_FALSE(parse_suppression_comment("# graphmend: ignored", codes, b, e));

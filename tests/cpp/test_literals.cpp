@@ -153,8 +153,7 @@ TEST(Literals, Integers) {
   EXPECT_EQ(num("0xffffffffffffffffffffffffffffffff").digits,
             "340282366920938463463374607431768211455");
   EXPECT_EQ(num("123456789012345678901234567890").digits, "123456789012345678901234567890");
-  EXPECT_EQ(num("0b" + std::string(128, '1')).digits,
-            "340282366920938463463374607431768211455");
+  EXPECT_EQ(num("0b" + std::string(128, '1')).digits, "340282366920938463463374607431768211455");
   EXPECT_EQ(num("1_0").kind, Number::Kind::Int);
   EXPECT_EQ(num(std::string(4300, '9')).digits.size(), 4300u);
   Number n;
@@ -202,7 +201,7 @@ TEST(Literals, Identifiers) {
   EXPECT_EQ(normalize_identifier("\xE2\x84\x8C"), "H");           // ℌ
   EXPECT_EQ(normalize_identifier("\xC2\xB5"), "\xCE\xBC");        // µ -> μ
   EXPECT_EQ(normalize_identifier("\xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8"), "\xEA\xB0\x81");  // jamo
-  EXPECT_EQ(normalize_identifier("\xEF\xBD\x81"), "a");           // fullwidth a
+  EXPECT_EQ(normalize_identifier("\xEF\xBD\x81"), "a");  // fullwidth a
 }
 
 TEST(Unicode, Properties) {

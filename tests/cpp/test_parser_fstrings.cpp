@@ -18,82 +18,616 @@ struct Case {
 };
 
 const Case kCases[] = {
-    {"'a' 'b'", 8, "Module(body=[Expr(value=Constant(value='ab', kind=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=7), lineno=1, col_offset=0, end_lineno=1, end_col_offset=7)], type_ignores=[])"},
-    {"'a' 'b'", 12, "Module(body=[Expr(value=Constant(value='ab', lineno=1, col_offset=0, end_lineno=1, end_col_offset=7), lineno=1, col_offset=0, end_lineno=1, end_col_offset=7)], type_ignores=[])"},
-    {"u'a' 'b'", 9, "Module(body=[Expr(value=Constant(value='ab', kind='u', lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), lineno=1, col_offset=0, end_lineno=1, end_col_offset=8)], type_ignores=[])"},
-    {"u'a' 'b'", 13, "Module(body=[Expr(value=Constant(value='ab', kind='u', lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), lineno=1, col_offset=0, end_lineno=1, end_col_offset=8)])"},
-    {"b'a' rb'\\n'", 11, "Module(body=[Expr(value=Constant(value=b'a\\\\n', lineno=1, col_offset=0, end_lineno=1, end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], type_ignores=[])"},
-    {"f'a{x}b'", 8, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a', kind=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), conversion=-1, format_spec=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), Constant(value='b', kind=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=8)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), lineno=1, col_offset=0, end_lineno=1, end_col_offset=8)], type_ignores=[])"},
-    {"f'a{x}b'", 9, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a', lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), Constant(value='b', lineno=1, col_offset=0, end_lineno=1, end_col_offset=8)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), lineno=1, col_offset=0, end_lineno=1, end_col_offset=8)], type_ignores=[])"},
-    {"f'a{x}b'", 11, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a', lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), Constant(value='b', lineno=1, col_offset=0, end_lineno=1, end_col_offset=8)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), lineno=1, col_offset=0, end_lineno=1, end_col_offset=8)], type_ignores=[])"},
-    {"f'a{x}b'", 12, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a', lineno=1, col_offset=2, end_lineno=1, end_col_offset=3), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), conversion=-1, lineno=1, col_offset=3, end_lineno=1, end_col_offset=6), Constant(value='b', lineno=1, col_offset=6, end_lineno=1, end_col_offset=7)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), lineno=1, col_offset=0, end_lineno=1, end_col_offset=8)], type_ignores=[])"},
-    {"f'a{x}b'", 13, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a', lineno=1, col_offset=2, end_lineno=1, end_col_offset=3), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), conversion=-1, lineno=1, col_offset=3, end_lineno=1, end_col_offset=6), Constant(value='b', lineno=1, col_offset=6, end_lineno=1, end_col_offset=7)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), lineno=1, col_offset=0, end_lineno=1, end_col_offset=8)])"},
-    {"f'{x!r:>{w}} y'", 8, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=1, end_lineno=1, end_col_offset=2), conversion=114, format_spec=JoinedStr(values=[Constant(value='>', kind=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), FormattedValue(value=Name(id='w', ctx=Load(), lineno=1, col_offset=9, end_lineno=1, end_col_offset=10), conversion=-1, format_spec=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), Constant(value=' y', kind=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], type_ignores=[])"},
-    {"f'{x!r:>{w}} y'", 9, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, format_spec=JoinedStr(values=[Constant(value='>', lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), FormattedValue(value=Name(id='w', ctx=Load(), lineno=1, col_offset=9, end_lineno=1, end_col_offset=10), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), Constant(value=' y', lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], type_ignores=[])"},
-    {"f'{x!r:>{w}} y'", 11, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, format_spec=JoinedStr(values=[Constant(value='>', lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), FormattedValue(value=Name(id='w', ctx=Load(), lineno=1, col_offset=9, end_lineno=1, end_col_offset=10), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), Constant(value=' y', lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], type_ignores=[])"},
-    {"f'{x!r:>{w}} y'", 12, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, format_spec=JoinedStr(values=[Constant(value='>', lineno=1, col_offset=7, end_lineno=1, end_col_offset=8), FormattedValue(value=Name(id='w', ctx=Load(), lineno=1, col_offset=9, end_lineno=1, end_col_offset=10), conversion=-1, lineno=1, col_offset=8, end_lineno=1, end_col_offset=11), Constant(value='', lineno=1, col_offset=11, end_lineno=1, end_col_offset=11)], lineno=1, col_offset=6, end_lineno=1, end_col_offset=11), lineno=1, col_offset=2, end_lineno=1, end_col_offset=12), Constant(value=' y', lineno=1, col_offset=12, end_lineno=1, end_col_offset=14)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], type_ignores=[])"},
-    {"f'{x!r:>{w}} y'", 13, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, format_spec=JoinedStr(values=[Constant(value='>', lineno=1, col_offset=7, end_lineno=1, end_col_offset=8), FormattedValue(value=Name(id='w', ctx=Load(), lineno=1, col_offset=9, end_lineno=1, end_col_offset=10), conversion=-1, lineno=1, col_offset=8, end_lineno=1, end_col_offset=11)], lineno=1, col_offset=6, end_lineno=1, end_col_offset=11), lineno=1, col_offset=2, end_lineno=1, end_col_offset=12), Constant(value=' y', lineno=1, col_offset=12, end_lineno=1, end_col_offset=14)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)])"},
-    {"f'{ x = }'", 8, "Module(body=[Expr(value=JoinedStr(values=[Constant(value=' x = ', kind=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=10), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=2, end_lineno=1, end_col_offset=3), conversion=114, format_spec=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=10), lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], type_ignores=[])"},
-    {"f'{ x = }'", 11, "Module(body=[Expr(value=JoinedStr(values=[Constant(value=' x = ', lineno=1, col_offset=0, end_lineno=1, end_col_offset=10), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), conversion=114, lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=10), lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], type_ignores=[])"},
-    {"f'{ x = }'", 12, "Module(body=[Expr(value=JoinedStr(values=[Constant(value=' x = ', lineno=1, col_offset=3, end_lineno=1, end_col_offset=8), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), conversion=114, lineno=1, col_offset=2, end_lineno=1, end_col_offset=9)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=10), lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], type_ignores=[])"},
-    {"f'{x=:>3}'", 11, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='x=', lineno=1, col_offset=0, end_lineno=1, end_col_offset=10), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, format_spec=JoinedStr(values=[Constant(value='>3', lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=10), lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=10), lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], type_ignores=[])"},
-    {"f'{x=:>3}'", 12, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='x=', lineno=1, col_offset=3, end_lineno=1, end_col_offset=5), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, format_spec=JoinedStr(values=[Constant(value='>3', lineno=1, col_offset=6, end_lineno=1, end_col_offset=8)], lineno=1, col_offset=5, end_lineno=1, end_col_offset=8), lineno=1, col_offset=2, end_lineno=1, end_col_offset=9)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=10), lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], type_ignores=[])"},
-    {"f'a' 'b' f'{x}' 'c' 'd'", 8, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='ab', kind=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=23), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=1, end_lineno=1, end_col_offset=2), conversion=-1, format_spec=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=23), Constant(value='cd', kind=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=23)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=23), lineno=1, col_offset=0, end_lineno=1, end_col_offset=23)], type_ignores=[])"},
-    {"f'a' 'b' f'{x}' 'c' 'd'", 9, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='ab', lineno=1, col_offset=0, end_lineno=1, end_col_offset=23), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=12, end_lineno=1, end_col_offset=13), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=23), Constant(value='cd', lineno=1, col_offset=0, end_lineno=1, end_col_offset=23)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=23), lineno=1, col_offset=0, end_lineno=1, end_col_offset=23)], type_ignores=[])"},
-    {"f'a' 'b' f'{x}' 'c' 'd'", 12, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='ab', lineno=1, col_offset=2, end_lineno=1, end_col_offset=8), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=12, end_lineno=1, end_col_offset=13), conversion=-1, lineno=1, col_offset=11, end_lineno=1, end_col_offset=14), Constant(value='cd', lineno=1, col_offset=16, end_lineno=1, end_col_offset=23)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=23), lineno=1, col_offset=0, end_lineno=1, end_col_offset=23)], type_ignores=[])"},
-    {"f'{x}' f'{y}'", 8, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, format_spec=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=13), FormattedValue(value=Name(id='y', ctx=Load(), lineno=1, col_offset=1, end_lineno=1, end_col_offset=2), conversion=-1, format_spec=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=13), lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], type_ignores=[])"},
-    {"f'{x}' f'{y}'", 9, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=13), FormattedValue(value=Name(id='y', ctx=Load(), lineno=1, col_offset=10, end_lineno=1, end_col_offset=11), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=13), lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], type_ignores=[])"},
-    {"f'{x}' f'{y}'", 10, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=13), FormattedValue(value=Name(id='y', ctx=Load(), lineno=1, col_offset=10, end_lineno=1, end_col_offset=11), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=13), lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], type_ignores=[])"},
-    {"f'{x}' f'{y}'", 12, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, lineno=1, col_offset=2, end_lineno=1, end_col_offset=5), FormattedValue(value=Name(id='y', ctx=Load(), lineno=1, col_offset=10, end_lineno=1, end_col_offset=11), conversion=-1, lineno=1, col_offset=9, end_lineno=1, end_col_offset=12)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=13), lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], type_ignores=[])"},
-    {"f'{x:{w}>}' 'c'", 9, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, format_spec=JoinedStr(values=[FormattedValue(value=Name(id='w', ctx=Load(), lineno=1, col_offset=6, end_lineno=1, end_col_offset=7), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), Constant(value='>', lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), Constant(value='c', lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], type_ignores=[])"},
-    {"f'{x:{w}>}' 'c'", 12, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, format_spec=JoinedStr(values=[FormattedValue(value=Name(id='w', ctx=Load(), lineno=1, col_offset=6, end_lineno=1, end_col_offset=7), conversion=-1, lineno=1, col_offset=5, end_lineno=1, end_col_offset=8), Constant(value='>', lineno=1, col_offset=8, end_lineno=1, end_col_offset=9)], lineno=1, col_offset=4, end_lineno=1, end_col_offset=9), lineno=1, col_offset=2, end_lineno=1, end_col_offset=10), Constant(value='c', lineno=1, col_offset=12, end_lineno=1, end_col_offset=15)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], type_ignores=[])"},
-    {"f'{x:}'", 11, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, format_spec=JoinedStr(values=[], lineno=1, col_offset=0, end_lineno=1, end_col_offset=7), lineno=1, col_offset=0, end_lineno=1, end_col_offset=7)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=7), lineno=1, col_offset=0, end_lineno=1, end_col_offset=7)], type_ignores=[])"},
-    {"f'{x:}'", 12, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, format_spec=JoinedStr(values=[], lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), lineno=1, col_offset=2, end_lineno=1, end_col_offset=6)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=7), lineno=1, col_offset=0, end_lineno=1, end_col_offset=7)], type_ignores=[])"},
-    {"f'{x:}'", 13, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, format_spec=JoinedStr(lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), lineno=1, col_offset=2, end_lineno=1, end_col_offset=6)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=7), lineno=1, col_offset=0, end_lineno=1, end_col_offset=7)])"},
-    {"f'{x, y}'", 8, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Tuple(elts=[Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), Name(id='y', ctx=Load(), lineno=1, col_offset=6, end_lineno=1, end_col_offset=7)], ctx=Load(), lineno=1, col_offset=2, end_lineno=1, end_col_offset=8), conversion=-1, format_spec=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=9)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=9), lineno=1, col_offset=0, end_lineno=1, end_col_offset=9)], type_ignores=[])"},
-    {"f'{x, y}'", 11, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Tuple(elts=[Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), Name(id='y', ctx=Load(), lineno=1, col_offset=6, end_lineno=1, end_col_offset=7)], ctx=Load(), lineno=1, col_offset=2, end_lineno=1, end_col_offset=8), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=9)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=9), lineno=1, col_offset=0, end_lineno=1, end_col_offset=9)], type_ignores=[])"},
-    {"f'{x, y}'", 12, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Tuple(elts=[Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), Name(id='y', ctx=Load(), lineno=1, col_offset=6, end_lineno=1, end_col_offset=7)], ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=7), conversion=-1, lineno=1, col_offset=2, end_lineno=1, end_col_offset=8)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=9), lineno=1, col_offset=0, end_lineno=1, end_col_offset=9)], type_ignores=[])"},
-    {"f'a{{b}}c{x}'", 11, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a{b}c', lineno=1, col_offset=0, end_lineno=1, end_col_offset=13), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=10, end_lineno=1, end_col_offset=11), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=13), lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], type_ignores=[])"},
-    {"f'a{{b}}c{x}'", 12, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a{b}c', lineno=1, col_offset=2, end_lineno=1, end_col_offset=9), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=10, end_lineno=1, end_col_offset=11), conversion=-1, lineno=1, col_offset=9, end_lineno=1, end_col_offset=12)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=13), lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], type_ignores=[])"},
-    {"y = f'''\n  {x}'''", 8, "Module(body=[Assign(targets=[Name(id='y', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=1)], value=JoinedStr(values=[Constant(value='\\n  ', kind=None, lineno=1, col_offset=4, end_lineno=2, end_col_offset=8), FormattedValue(value=Name(id='x', ctx=Load(), lineno=2, col_offset=8, end_lineno=2, end_col_offset=9), conversion=-1, format_spec=None, lineno=1, col_offset=4, end_lineno=2, end_col_offset=8)], lineno=1, col_offset=4, end_lineno=2, end_col_offset=8), type_comment=None, lineno=1, col_offset=0, end_lineno=2, end_col_offset=8)], type_ignores=[])"},
-    {"y = f'''\n  {x}'''", 9, "Module(body=[Assign(targets=[Name(id='y', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=1)], value=JoinedStr(values=[Constant(value='\\n  ', lineno=1, col_offset=4, end_lineno=2, end_col_offset=8), FormattedValue(value=Name(id='x', ctx=Load(), lineno=2, col_offset=8, end_lineno=2, end_col_offset=9), conversion=-1, lineno=1, col_offset=4, end_lineno=2, end_col_offset=8)], lineno=1, col_offset=4, end_lineno=2, end_col_offset=8), lineno=1, col_offset=0, end_lineno=2, end_col_offset=8)], type_ignores=[])"},
-    {"y = f'''\n  {x}'''", 10, "Module(body=[Assign(targets=[Name(id='y', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=1)], value=JoinedStr(values=[Constant(value='\\n  ', lineno=1, col_offset=4, end_lineno=2, end_col_offset=8), FormattedValue(value=Name(id='x', ctx=Load(), lineno=2, col_offset=3, end_lineno=2, end_col_offset=4), conversion=-1, lineno=1, col_offset=4, end_lineno=2, end_col_offset=8)], lineno=1, col_offset=4, end_lineno=2, end_col_offset=8), lineno=1, col_offset=0, end_lineno=2, end_col_offset=8)], type_ignores=[])"},
-    {"y = f'''\n  {x}'''", 12, "Module(body=[Assign(targets=[Name(id='y', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=1)], value=JoinedStr(values=[Constant(value='\\n  ', lineno=1, col_offset=8, end_lineno=2, end_col_offset=2), FormattedValue(value=Name(id='x', ctx=Load(), lineno=2, col_offset=3, end_lineno=2, end_col_offset=4), conversion=-1, lineno=2, col_offset=2, end_lineno=2, end_col_offset=5)], lineno=1, col_offset=4, end_lineno=2, end_col_offset=8), lineno=1, col_offset=0, end_lineno=2, end_col_offset=8)], type_ignores=[])"},
-    {"y = f'''a\n  {x +\n y} {a.b(\n c)}'''", 8, "Module(body=[Assign(targets=[Name(id='y', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=1)], value=JoinedStr(values=[Constant(value='a\\n  ', kind=None, lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), FormattedValue(value=BinOp(left=Name(id='x', ctx=Load(), lineno=2, col_offset=8, end_lineno=2, end_col_offset=9), op=Add(), right=Name(id='y', ctx=Load(), lineno=3, col_offset=1, end_lineno=3, end_col_offset=2), lineno=2, col_offset=8, end_lineno=3, end_col_offset=2), conversion=-1, format_spec=None, lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), Constant(value=' ', kind=None, lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), FormattedValue(value=Call(func=Attribute(value=Name(id='a', ctx=Load(), lineno=3, col_offset=10, end_lineno=3, end_col_offset=11), attr='b', ctx=Load(), lineno=3, col_offset=10, end_lineno=3, end_col_offset=13), args=[Name(id='c', ctx=Load(), lineno=4, col_offset=1, end_lineno=4, end_col_offset=2)], keywords=[], lineno=3, col_offset=10, end_lineno=4, end_col_offset=3), conversion=-1, format_spec=None, lineno=1, col_offset=4, end_lineno=4, end_col_offset=7)], lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), type_comment=None, lineno=1, col_offset=0, end_lineno=4, end_col_offset=7)], type_ignores=[])"},
-    {"y = f'''a\n  {x +\n y} {a.b(\n c)}'''", 9, "Module(body=[Assign(targets=[Name(id='y', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=1)], value=JoinedStr(values=[Constant(value='a\\n  ', lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), FormattedValue(value=BinOp(left=Name(id='x', ctx=Load(), lineno=2, col_offset=8, end_lineno=2, end_col_offset=9), op=Add(), right=Name(id='y', ctx=Load(), lineno=3, col_offset=1, end_lineno=3, end_col_offset=2), lineno=2, col_offset=8, end_lineno=3, end_col_offset=2), conversion=-1, lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), Constant(value=' ', lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), FormattedValue(value=Call(func=Attribute(value=Name(id='a', ctx=Load(), lineno=3, col_offset=10, end_lineno=3, end_col_offset=11), attr='b', ctx=Load(), lineno=3, col_offset=10, end_lineno=3, end_col_offset=13), args=[Name(id='c', ctx=Load(), lineno=4, col_offset=1, end_lineno=4, end_col_offset=2)], keywords=[], lineno=3, col_offset=10, end_lineno=4, end_col_offset=3), conversion=-1, lineno=1, col_offset=4, end_lineno=4, end_col_offset=7)], lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), lineno=1, col_offset=0, end_lineno=4, end_col_offset=7)], type_ignores=[])"},
-    {"y = f'''a\n  {x +\n y} {a.b(\n c)}'''", 11, "Module(body=[Assign(targets=[Name(id='y', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=1)], value=JoinedStr(values=[Constant(value='a\\n  ', lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), FormattedValue(value=BinOp(left=Name(id='x', ctx=Load(), lineno=2, col_offset=3, end_lineno=2, end_col_offset=4), op=Add(), right=Name(id='y', ctx=Load(), lineno=3, col_offset=1, end_lineno=3, end_col_offset=2), lineno=2, col_offset=3, end_lineno=3, end_col_offset=2), conversion=-1, lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), Constant(value=' ', lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), FormattedValue(value=Call(func=Attribute(value=Name(id='a', ctx=Load(), lineno=3, col_offset=5, end_lineno=3, end_col_offset=6), attr='b', ctx=Load(), lineno=3, col_offset=5, end_lineno=3, end_col_offset=8), args=[Name(id='c', ctx=Load(), lineno=4, col_offset=1, end_lineno=4, end_col_offset=2)], keywords=[], lineno=3, col_offset=5, end_lineno=4, end_col_offset=3), conversion=-1, lineno=1, col_offset=4, end_lineno=4, end_col_offset=7)], lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), lineno=1, col_offset=0, end_lineno=4, end_col_offset=7)], type_ignores=[])"},
-    {"y = f'''a\n  {x +\n y} {a.b(\n c)}'''", 12, "Module(body=[Assign(targets=[Name(id='y', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=1)], value=JoinedStr(values=[Constant(value='a\\n  ', lineno=1, col_offset=8, end_lineno=2, end_col_offset=2), FormattedValue(value=BinOp(left=Name(id='x', ctx=Load(), lineno=2, col_offset=3, end_lineno=2, end_col_offset=4), op=Add(), right=Name(id='y', ctx=Load(), lineno=3, col_offset=1, end_lineno=3, end_col_offset=2), lineno=2, col_offset=3, end_lineno=3, end_col_offset=2), conversion=-1, lineno=2, col_offset=2, end_lineno=3, end_col_offset=3), Constant(value=' ', lineno=3, col_offset=3, end_lineno=3, end_col_offset=4), FormattedValue(value=Call(func=Attribute(value=Name(id='a', ctx=Load(), lineno=3, col_offset=5, end_lineno=3, end_col_offset=6), attr='b', ctx=Load(), lineno=3, col_offset=5, end_lineno=3, end_col_offset=8), args=[Name(id='c', ctx=Load(), lineno=4, col_offset=1, end_lineno=4, end_col_offset=2)], keywords=[], lineno=3, col_offset=5, end_lineno=4, end_col_offset=3), conversion=-1, lineno=3, col_offset=4, end_lineno=4, end_col_offset=4)], lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), lineno=1, col_offset=0, end_lineno=4, end_col_offset=7)], type_ignores=[])"},
-    {"u'a' f'{x}'", 8, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a', kind='u', lineno=1, col_offset=0, end_lineno=1, end_col_offset=11), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=1, end_lineno=1, end_col_offset=2), conversion=-1, format_spec=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], type_ignores=[])"},
-    {"u'a' f'{x}'", 11, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a', kind='u', lineno=1, col_offset=0, end_lineno=1, end_col_offset=11), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=8, end_lineno=1, end_col_offset=9), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], type_ignores=[])"},
-    {"u'a' f'{x}'", 12, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a', kind='u', lineno=1, col_offset=0, end_lineno=1, end_col_offset=4), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=8, end_lineno=1, end_col_offset=9), conversion=-1, lineno=1, col_offset=7, end_lineno=1, end_col_offset=10)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], type_ignores=[])"},
-    {"f'{f\"{x}\"}'", 8, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=6, end_lineno=1, end_col_offset=7), conversion=-1, format_spec=None, lineno=1, col_offset=3, end_lineno=1, end_col_offset=9)], lineno=1, col_offset=3, end_lineno=1, end_col_offset=9), conversion=-1, format_spec=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], type_ignores=[])"},
-    {"f'{f\"{x}\"}'", 9, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=6, end_lineno=1, end_col_offset=7), conversion=-1, lineno=1, col_offset=3, end_lineno=1, end_col_offset=9)], lineno=1, col_offset=3, end_lineno=1, end_col_offset=9), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], type_ignores=[])"},
-    {"f'{f\"{x}\"}'", 11, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=6, end_lineno=1, end_col_offset=7), conversion=-1, lineno=1, col_offset=3, end_lineno=1, end_col_offset=9)], lineno=1, col_offset=3, end_lineno=1, end_col_offset=9), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], type_ignores=[])"},
-    {"f'{f\"{x}\"}'", 12, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=6, end_lineno=1, end_col_offset=7), conversion=-1, lineno=1, col_offset=5, end_lineno=1, end_col_offset=8)], lineno=1, col_offset=3, end_lineno=1, end_col_offset=9), conversion=-1, lineno=1, col_offset=2, end_lineno=1, end_col_offset=10)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], type_ignores=[])"},
-    {"f'{ x for x in y if x }' 'a'", 8, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=GeneratorExp(elt=Name(id='x', ctx=Load(), lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), generators=[comprehension(target=Name(id='x', ctx=Store(), lineno=1, col_offset=10, end_lineno=1, end_col_offset=11), iter=Name(id='y', ctx=Load(), lineno=1, col_offset=15, end_lineno=1, end_col_offset=16), ifs=[Name(id='x', ctx=Load(), lineno=1, col_offset=20, end_lineno=1, end_col_offset=21)], is_async=0)], lineno=1, col_offset=2, end_lineno=1, end_col_offset=23), conversion=-1, format_spec=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=28), Constant(value='a', kind=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=28)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=28), lineno=1, col_offset=0, end_lineno=1, end_col_offset=28)], type_ignores=[])"},
-    {"f'{ x for x in y if x }' 'a'", 9, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=GeneratorExp(elt=Name(id='x', ctx=Load(), lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), generators=[comprehension(target=Name(id='x', ctx=Store(), lineno=1, col_offset=10, end_lineno=1, end_col_offset=11), iter=Name(id='y', ctx=Load(), lineno=1, col_offset=15, end_lineno=1, end_col_offset=16), ifs=[Name(id='x', ctx=Load(), lineno=1, col_offset=20, end_lineno=1, end_col_offset=21)], is_async=0)], lineno=1, col_offset=2, end_lineno=1, end_col_offset=23), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=28), Constant(value='a', lineno=1, col_offset=0, end_lineno=1, end_col_offset=28)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=28), lineno=1, col_offset=0, end_lineno=1, end_col_offset=28)], type_ignores=[])"},
-    {"f'{ x for x in y if x }' 'a'", 11, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=GeneratorExp(elt=Name(id='x', ctx=Load(), lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), generators=[comprehension(target=Name(id='x', ctx=Store(), lineno=1, col_offset=10, end_lineno=1, end_col_offset=11), iter=Name(id='y', ctx=Load(), lineno=1, col_offset=15, end_lineno=1, end_col_offset=16), ifs=[Name(id='x', ctx=Load(), lineno=1, col_offset=20, end_lineno=1, end_col_offset=21)], is_async=0)], lineno=1, col_offset=2, end_lineno=1, end_col_offset=23), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=28), Constant(value='a', lineno=1, col_offset=0, end_lineno=1, end_col_offset=28)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=28), lineno=1, col_offset=0, end_lineno=1, end_col_offset=28)], type_ignores=[])"},
-    {"f'{*x}'", 8, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Starred(value=Name(id='x', ctx=Load(), lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=5), conversion=-1, format_spec=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=7)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=7), lineno=1, col_offset=0, end_lineno=1, end_col_offset=7)], type_ignores=[])"},
-    {"f'{*x}'", 12, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Starred(value=Name(id='x', ctx=Load(), lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=5), conversion=-1, lineno=1, col_offset=2, end_lineno=1, end_col_offset=6)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=7), lineno=1, col_offset=0, end_lineno=1, end_col_offset=7)], type_ignores=[])"},
-    {"f'a{{'", 11, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a{', lineno=1, col_offset=0, end_lineno=1, end_col_offset=6)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=6), lineno=1, col_offset=0, end_lineno=1, end_col_offset=6)], type_ignores=[])"},
-    {"f'a{{'", 12, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a{', lineno=1, col_offset=2, end_lineno=1, end_col_offset=5)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=6), lineno=1, col_offset=0, end_lineno=1, end_col_offset=6)], type_ignores=[])"},
-    {"f'a{{'", 13, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a{', lineno=1, col_offset=2, end_lineno=1, end_col_offset=5)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=6), lineno=1, col_offset=0, end_lineno=1, end_col_offset=6)])"},
-    {"f'{x:{{}}}'", 11, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, format_spec=JoinedStr(values=[FormattedValue(value=Dict(keys=[], values=[], lineno=1, col_offset=6, end_lineno=1, end_col_offset=8), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], type_ignores=[])"},
-    {"f'{x:{{}}}'", 13, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, format_spec=JoinedStr(values=[FormattedValue(value=Dict(lineno=1, col_offset=6, end_lineno=1, end_col_offset=8), conversion=-1, lineno=1, col_offset=5, end_lineno=1, end_col_offset=9)], lineno=1, col_offset=4, end_lineno=1, end_col_offset=9), lineno=1, col_offset=2, end_lineno=1, end_col_offset=10)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)])"},
-    {"x = (f'{a}'\n  f'{b}' f'''{\nc}''')", 8, "Module(body=[Assign(targets=[Name(id='x', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=1)], value=JoinedStr(values=[FormattedValue(value=Name(id='a', ctx=Load(), lineno=1, col_offset=8, end_lineno=1, end_col_offset=9), conversion=-1, format_spec=None, lineno=1, col_offset=5, end_lineno=3, end_col_offset=5), FormattedValue(value=Name(id='b', ctx=Load(), lineno=1, col_offset=6, end_lineno=1, end_col_offset=7), conversion=-1, format_spec=None, lineno=1, col_offset=5, end_lineno=3, end_col_offset=5), FormattedValue(value=Name(id='c', ctx=Load(), lineno=2, col_offset=0, end_lineno=2, end_col_offset=1), conversion=-1, format_spec=None, lineno=1, col_offset=5, end_lineno=3, end_col_offset=5)], lineno=1, col_offset=5, end_lineno=3, end_col_offset=5), type_comment=None, lineno=1, col_offset=0, end_lineno=3, end_col_offset=6)], type_ignores=[])"},
-    {"x = (f'{a}'\n  f'{b}' f'''{\nc}''')", 9, "Module(body=[Assign(targets=[Name(id='x', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=1)], value=JoinedStr(values=[FormattedValue(value=Name(id='a', ctx=Load(), lineno=1, col_offset=8, end_lineno=1, end_col_offset=9), conversion=-1, lineno=1, col_offset=5, end_lineno=3, end_col_offset=5), FormattedValue(value=Name(id='b', ctx=Load(), lineno=2, col_offset=5, end_lineno=2, end_col_offset=6), conversion=-1, lineno=1, col_offset=5, end_lineno=3, end_col_offset=5), FormattedValue(value=Name(id='c', ctx=Load(), lineno=3, col_offset=0, end_lineno=3, end_col_offset=1), conversion=-1, lineno=1, col_offset=5, end_lineno=3, end_col_offset=5)], lineno=1, col_offset=5, end_lineno=3, end_col_offset=5), lineno=1, col_offset=0, end_lineno=3, end_col_offset=6)], type_ignores=[])"},
-    {"x = (f'{a}'\n  f'{b}' f'''{\nc}''')", 10, "Module(body=[Assign(targets=[Name(id='x', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, end_col_offset=1)], value=JoinedStr(values=[FormattedValue(value=Name(id='a', ctx=Load(), lineno=1, col_offset=8, end_lineno=1, end_col_offset=9), conversion=-1, lineno=1, col_offset=5, end_lineno=3, end_col_offset=5), FormattedValue(value=Name(id='b', ctx=Load(), lineno=2, col_offset=5, end_lineno=2, end_col_offset=6), conversion=-1, lineno=1, col_offset=5, end_lineno=3, end_col_offset=5), FormattedValue(value=Name(id='c', ctx=Load(), lineno=3, col_offset=0, end_lineno=3, end_col_offset=1), conversion=-1, lineno=1, col_offset=5, end_lineno=3, end_col_offset=5)], lineno=1, col_offset=5, end_lineno=3, end_col_offset=5), lineno=1, col_offset=0, end_lineno=3, end_col_offset=6)], type_ignores=[])"},
-    {"f'''{\nx}'''", 9, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=2, col_offset=0, end_lineno=2, end_col_offset=1), conversion=-1, lineno=1, col_offset=0, end_lineno=2, end_col_offset=5)], lineno=1, col_offset=0, end_lineno=2, end_col_offset=5), lineno=1, col_offset=0, end_lineno=2, end_col_offset=5)], type_ignores=[])"},
-    {"f'''{\nx}'''", 11, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=2, col_offset=0, end_lineno=2, end_col_offset=1), conversion=-1, lineno=1, col_offset=0, end_lineno=2, end_col_offset=5)], lineno=1, col_offset=0, end_lineno=2, end_col_offset=5), lineno=1, col_offset=0, end_lineno=2, end_col_offset=5)], type_ignores=[])"},
-    {"f'''{\nx}'''", 12, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=2, col_offset=0, end_lineno=2, end_col_offset=1), conversion=-1, lineno=1, col_offset=4, end_lineno=2, end_col_offset=2)], lineno=1, col_offset=0, end_lineno=2, end_col_offset=5), lineno=1, col_offset=0, end_lineno=2, end_col_offset=5)], type_ignores=[])"},
-    {"f\"{1+2 = # c\n  }\"", 12, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='1+2 = \\n  ', lineno=1, col_offset=3, end_lineno=2, end_col_offset=2), FormattedValue(value=BinOp(left=Constant(value=1, lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), op=Add(), right=Constant(value=2, lineno=1, col_offset=5, end_lineno=1, end_col_offset=6), lineno=1, col_offset=3, end_lineno=1, end_col_offset=6), conversion=114, lineno=1, col_offset=2, end_lineno=2, end_col_offset=3)], lineno=1, col_offset=0, end_lineno=2, end_col_offset=4), lineno=1, col_offset=0, end_lineno=2, end_col_offset=4)], type_ignores=[])"},
-    {"f\"{1+2 = # c\n  }\"", 13, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='1+2 = \\n  ', lineno=1, col_offset=3, end_lineno=2, end_col_offset=2), FormattedValue(value=BinOp(left=Constant(value=1, lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), op=Add(), right=Constant(value=2, lineno=1, col_offset=5, end_lineno=1, end_col_offset=6), lineno=1, col_offset=3, end_lineno=1, end_col_offset=6), conversion=114, lineno=1, col_offset=2, end_lineno=2, end_col_offset=3)], lineno=1, col_offset=0, end_lineno=2, end_col_offset=4), lineno=1, col_offset=0, end_lineno=2, end_col_offset=4)])"},
-    {"f'{x!r:{y!s}}'", 8, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=1, end_lineno=1, end_col_offset=2), conversion=114, format_spec=JoinedStr(values=[FormattedValue(value=Name(id='y', ctx=Load(), lineno=1, col_offset=1, end_lineno=1, end_col_offset=2), conversion=115, format_spec=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=14)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=14), lineno=1, col_offset=0, end_lineno=1, end_col_offset=14)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=14), lineno=1, col_offset=0, end_lineno=1, end_col_offset=14)], type_ignores=[])"},
-    {"f'{x!r:{y!s}}'", 9, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, format_spec=JoinedStr(values=[FormattedValue(value=Name(id='y', ctx=Load(), lineno=1, col_offset=8, end_lineno=1, end_col_offset=9), conversion=115, lineno=1, col_offset=0, end_lineno=1, end_col_offset=14)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=14), lineno=1, col_offset=0, end_lineno=1, end_col_offset=14)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=14), lineno=1, col_offset=0, end_lineno=1, end_col_offset=14)], type_ignores=[])"},
-    {"f'{x!r:{y!s}}'", 12, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, format_spec=JoinedStr(values=[FormattedValue(value=Name(id='y', ctx=Load(), lineno=1, col_offset=8, end_lineno=1, end_col_offset=9), conversion=115, lineno=1, col_offset=7, end_lineno=1, end_col_offset=12), Constant(value='', lineno=1, col_offset=12, end_lineno=1, end_col_offset=12)], lineno=1, col_offset=6, end_lineno=1, end_col_offset=12), lineno=1, col_offset=2, end_lineno=1, end_col_offset=13)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=14), lineno=1, col_offset=0, end_lineno=1, end_col_offset=14)], type_ignores=[])"},
-    {"f'{x!r:{y!s}}'", 13, "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, format_spec=JoinedStr(values=[FormattedValue(value=Name(id='y', ctx=Load(), lineno=1, col_offset=8, end_lineno=1, end_col_offset=9), conversion=115, lineno=1, col_offset=7, end_lineno=1, end_col_offset=12)], lineno=1, col_offset=6, end_lineno=1, end_col_offset=12), lineno=1, col_offset=2, end_lineno=1, end_col_offset=13)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=14), lineno=1, col_offset=0, end_lineno=1, end_col_offset=14)])"},
-    {"f'{x= !r}'", 9, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='x= ', lineno=1, col_offset=0, end_lineno=1, end_col_offset=10), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=10), lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], type_ignores=[])"},
-    {"f'{x= !r}'", 12, "Module(body=[Expr(value=JoinedStr(values=[Constant(value='x= ', lineno=1, col_offset=3, end_lineno=1, end_col_offset=6), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, lineno=1, col_offset=2, end_lineno=1, end_col_offset=9)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=10), lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], type_ignores=[])"},
+    {"'a' 'b'", 8,
+     "Module(body=[Expr(value=Constant(value='ab', kind=None, lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=7), lineno=1, col_offset=0, end_lineno=1, end_col_offset=7)], "
+     "type_ignores=[])"},
+    {"'a' 'b'", 12,
+     "Module(body=[Expr(value=Constant(value='ab', lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=7), lineno=1, col_offset=0, end_lineno=1, end_col_offset=7)], "
+     "type_ignores=[])"},
+    {"u'a' 'b'", 9,
+     "Module(body=[Expr(value=Constant(value='ab', kind='u', lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=8), lineno=1, col_offset=0, end_lineno=1, end_col_offset=8)], "
+     "type_ignores=[])"},
+    {"u'a' 'b'", 13,
+     "Module(body=[Expr(value=Constant(value='ab', kind='u', lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=8), lineno=1, col_offset=0, end_lineno=1, end_col_offset=8)])"},
+    {"b'a' rb'\\n'", 11,
+     "Module(body=[Expr(value=Constant(value=b'a\\\\n', lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], "
+     "type_ignores=[])"},
+    {"f'a{x}b'", 8,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a', kind=None, lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=8), FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), conversion=-1, format_spec=None, "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), Constant(value='b', kind=None, "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=8)], lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=8), lineno=1, col_offset=0, end_lineno=1, end_col_offset=8)], "
+     "type_ignores=[])"},
+    {"f'a{x}b'", 9,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a', lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=8), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, "
+     "col_offset=4, end_lineno=1, end_col_offset=5), conversion=-1, lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=8), Constant(value='b', lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=8)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=8)], type_ignores=[])"},
+    {"f'a{x}b'", 11,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a', lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=8), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, "
+     "col_offset=4, end_lineno=1, end_col_offset=5), conversion=-1, lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=8), Constant(value='b', lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=8)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=8)], type_ignores=[])"},
+    {"f'a{x}b'", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a', lineno=1, col_offset=2, "
+     "end_lineno=1, end_col_offset=3), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, "
+     "col_offset=4, end_lineno=1, end_col_offset=5), conversion=-1, lineno=1, col_offset=3, "
+     "end_lineno=1, end_col_offset=6), Constant(value='b', lineno=1, col_offset=6, end_lineno=1, "
+     "end_col_offset=7)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=8)], type_ignores=[])"},
+    {"f'a{x}b'", 13,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a', lineno=1, col_offset=2, "
+     "end_lineno=1, end_col_offset=3), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, "
+     "col_offset=4, end_lineno=1, end_col_offset=5), conversion=-1, lineno=1, col_offset=3, "
+     "end_lineno=1, end_col_offset=6), Constant(value='b', lineno=1, col_offset=6, end_lineno=1, "
+     "end_col_offset=7)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=8), lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=8)])"},
+    {"f'{x!r:>{w}} y'", 8,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=1, end_lineno=1, end_col_offset=2), conversion=114, "
+     "format_spec=JoinedStr(values=[Constant(value='>', kind=None, lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=15), FormattedValue(value=Name(id='w', ctx=Load(), lineno=1, "
+     "col_offset=9, end_lineno=1, end_col_offset=10), conversion=-1, format_spec=None, lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=15)], lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=15), lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), "
+     "Constant(value=' y', kind=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=15)], type_ignores=[])"},
+    {"f'{x!r:>{w}} y'", 9,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, "
+     "format_spec=JoinedStr(values=[Constant(value='>', lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=15), FormattedValue(value=Name(id='w', ctx=Load(), lineno=1, col_offset=9, "
+     "end_lineno=1, end_col_offset=10), conversion=-1, lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=15)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=15), Constant(value=' y', lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=15)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], type_ignores=[])"},
+    {"f'{x!r:>{w}} y'", 11,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, "
+     "format_spec=JoinedStr(values=[Constant(value='>', lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=15), FormattedValue(value=Name(id='w', ctx=Load(), lineno=1, col_offset=9, "
+     "end_lineno=1, end_col_offset=10), conversion=-1, lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=15)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=15), Constant(value=' y', lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=15)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], type_ignores=[])"},
+    {"f'{x!r:>{w}} y'", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, "
+     "format_spec=JoinedStr(values=[Constant(value='>', lineno=1, col_offset=7, end_lineno=1, "
+     "end_col_offset=8), FormattedValue(value=Name(id='w', ctx=Load(), lineno=1, col_offset=9, "
+     "end_lineno=1, end_col_offset=10), conversion=-1, lineno=1, col_offset=8, end_lineno=1, "
+     "end_col_offset=11), Constant(value='', lineno=1, col_offset=11, end_lineno=1, "
+     "end_col_offset=11)], lineno=1, col_offset=6, end_lineno=1, end_col_offset=11), lineno=1, "
+     "col_offset=2, end_lineno=1, end_col_offset=12), Constant(value=' y', lineno=1, "
+     "col_offset=12, end_lineno=1, end_col_offset=14)], lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=15), lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], "
+     "type_ignores=[])"},
+    {"f'{x!r:>{w}} y'", 13,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, "
+     "format_spec=JoinedStr(values=[Constant(value='>', lineno=1, col_offset=7, end_lineno=1, "
+     "end_col_offset=8), FormattedValue(value=Name(id='w', ctx=Load(), lineno=1, col_offset=9, "
+     "end_lineno=1, end_col_offset=10), conversion=-1, lineno=1, col_offset=8, end_lineno=1, "
+     "end_col_offset=11)], lineno=1, col_offset=6, end_lineno=1, end_col_offset=11), lineno=1, "
+     "col_offset=2, end_lineno=1, end_col_offset=12), Constant(value=' y', lineno=1, "
+     "col_offset=12, end_lineno=1, end_col_offset=14)], lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=15), lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)])"},
+    {"f'{ x = }'", 8,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value=' x = ', kind=None, lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=10), FormattedValue(value=Name(id='x', "
+     "ctx=Load(), lineno=1, col_offset=2, end_lineno=1, end_col_offset=3), conversion=114, "
+     "format_spec=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=10), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=10)], type_ignores=[])"},
+    {"f'{ x = }'", 11,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value=' x = ', lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=10), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, "
+     "col_offset=4, end_lineno=1, end_col_offset=5), conversion=114, lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=10)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=10), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], type_ignores=[])"},
+    {"f'{ x = }'", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value=' x = ', lineno=1, col_offset=3, "
+     "end_lineno=1, end_col_offset=8), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, "
+     "col_offset=4, end_lineno=1, end_col_offset=5), conversion=114, lineno=1, col_offset=2, "
+     "end_lineno=1, end_col_offset=9)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=10), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], type_ignores=[])"},
+    {"f'{x=:>3}'", 11,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='x=', lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=10), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, "
+     "col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, "
+     "format_spec=JoinedStr(values=[Constant(value='>3', lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=10)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=10), lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=10)], lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=10), lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], "
+     "type_ignores=[])"},
+    {"f'{x=:>3}'", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='x=', lineno=1, col_offset=3, "
+     "end_lineno=1, end_col_offset=5), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, "
+     "col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, "
+     "format_spec=JoinedStr(values=[Constant(value='>3', lineno=1, col_offset=6, end_lineno=1, "
+     "end_col_offset=8)], lineno=1, col_offset=5, end_lineno=1, end_col_offset=8), lineno=1, "
+     "col_offset=2, end_lineno=1, end_col_offset=9)], lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=10), lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], "
+     "type_ignores=[])"},
+    {"f'a' 'b' f'{x}' 'c' 'd'", 8,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='ab', kind=None, lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=23), FormattedValue(value=Name(id='x', "
+     "ctx=Load(), lineno=1, col_offset=1, end_lineno=1, end_col_offset=2), conversion=-1, "
+     "format_spec=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=23), "
+     "Constant(value='cd', kind=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=23)], "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=23), lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=23)], type_ignores=[])"},
+    {"f'a' 'b' f'{x}' 'c' 'd'", 9,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='ab', lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=23), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, "
+     "col_offset=12, end_lineno=1, end_col_offset=13), conversion=-1, lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=23), Constant(value='cd', lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=23)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=23), lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=23)], type_ignores=[])"},
+    {"f'a' 'b' f'{x}' 'c' 'd'", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='ab', lineno=1, col_offset=2, "
+     "end_lineno=1, end_col_offset=8), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, "
+     "col_offset=12, end_lineno=1, end_col_offset=13), conversion=-1, lineno=1, col_offset=11, "
+     "end_lineno=1, end_col_offset=14), Constant(value='cd', lineno=1, col_offset=16, "
+     "end_lineno=1, end_col_offset=23)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=23), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=23)], type_ignores=[])"},
+    {"f'{x}' f'{y}'", 8,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, format_spec=None, "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=13), FormattedValue(value=Name(id='y', "
+     "ctx=Load(), lineno=1, col_offset=1, end_lineno=1, end_col_offset=2), conversion=-1, "
+     "format_spec=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=13), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=13)], type_ignores=[])"},
+    {"f'{x}' f'{y}'", 9,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=13), FormattedValue(value=Name(id='y', "
+     "ctx=Load(), lineno=1, col_offset=10, end_lineno=1, end_col_offset=11), conversion=-1, "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=13), lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], "
+     "type_ignores=[])"},
+    {"f'{x}' f'{y}'", 10,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=13), FormattedValue(value=Name(id='y', "
+     "ctx=Load(), lineno=1, col_offset=10, end_lineno=1, end_col_offset=11), conversion=-1, "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=13), lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], "
+     "type_ignores=[])"},
+    {"f'{x}' f'{y}'", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, lineno=1, "
+     "col_offset=2, end_lineno=1, end_col_offset=5), FormattedValue(value=Name(id='y', ctx=Load(), "
+     "lineno=1, col_offset=10, end_lineno=1, end_col_offset=11), conversion=-1, lineno=1, "
+     "col_offset=9, end_lineno=1, end_col_offset=12)], lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=13), lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], "
+     "type_ignores=[])"},
+    {"f'{x:{w}>}' 'c'", 9,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, "
+     "format_spec=JoinedStr(values=[FormattedValue(value=Name(id='w', ctx=Load(), lineno=1, "
+     "col_offset=6, end_lineno=1, end_col_offset=7), conversion=-1, lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=15), Constant(value='>', lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=11)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=11), lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=15), Constant(value='c', lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=15)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], type_ignores=[])"},
+    {"f'{x:{w}>}' 'c'", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, "
+     "format_spec=JoinedStr(values=[FormattedValue(value=Name(id='w', ctx=Load(), lineno=1, "
+     "col_offset=6, end_lineno=1, end_col_offset=7), conversion=-1, lineno=1, col_offset=5, "
+     "end_lineno=1, end_col_offset=8), Constant(value='>', lineno=1, col_offset=8, end_lineno=1, "
+     "end_col_offset=9)], lineno=1, col_offset=4, end_lineno=1, end_col_offset=9), lineno=1, "
+     "col_offset=2, end_lineno=1, end_col_offset=10), Constant(value='c', lineno=1, col_offset=12, "
+     "end_lineno=1, end_col_offset=15)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=15), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=15)], type_ignores=[])"},
+    {"f'{x:}'", 11,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, "
+     "format_spec=JoinedStr(values=[], lineno=1, col_offset=0, end_lineno=1, end_col_offset=7), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=7)], lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=7), lineno=1, col_offset=0, end_lineno=1, end_col_offset=7)], "
+     "type_ignores=[])"},
+    {"f'{x:}'", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, "
+     "format_spec=JoinedStr(values=[], lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), "
+     "lineno=1, col_offset=2, end_lineno=1, end_col_offset=6)], lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=7), lineno=1, col_offset=0, end_lineno=1, end_col_offset=7)], "
+     "type_ignores=[])"},
+    {"f'{x:}'", 13,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, "
+     "format_spec=JoinedStr(lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), lineno=1, "
+     "col_offset=2, end_lineno=1, end_col_offset=6)], lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=7), lineno=1, col_offset=0, end_lineno=1, end_col_offset=7)])"},
+    {"f'{x, y}'", 8,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Tuple(elts=[Name(id='x', "
+     "ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), Name(id='y', "
+     "ctx=Load(), lineno=1, col_offset=6, end_lineno=1, end_col_offset=7)], ctx=Load(), lineno=1, "
+     "col_offset=2, end_lineno=1, end_col_offset=8), conversion=-1, format_spec=None, lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=9)], lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=9), lineno=1, col_offset=0, end_lineno=1, end_col_offset=9)], "
+     "type_ignores=[])"},
+    {"f'{x, y}'", 11,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Tuple(elts=[Name(id='x', "
+     "ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), Name(id='y', "
+     "ctx=Load(), lineno=1, col_offset=6, end_lineno=1, end_col_offset=7)], ctx=Load(), lineno=1, "
+     "col_offset=2, end_lineno=1, end_col_offset=8), conversion=-1, lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=9)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=9), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=9)], type_ignores=[])"},
+    {"f'{x, y}'", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Tuple(elts=[Name(id='x', "
+     "ctx=Load(), lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), Name(id='y', "
+     "ctx=Load(), lineno=1, col_offset=6, end_lineno=1, end_col_offset=7)], ctx=Load(), lineno=1, "
+     "col_offset=3, end_lineno=1, end_col_offset=7), conversion=-1, lineno=1, col_offset=2, "
+     "end_lineno=1, end_col_offset=8)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=9), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=9)], type_ignores=[])"},
+    {"f'a{{b}}c{x}'", 11,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a{b}c', lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=13), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, "
+     "col_offset=10, end_lineno=1, end_col_offset=11), conversion=-1, lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=13)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=13), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], type_ignores=[])"},
+    {"f'a{{b}}c{x}'", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a{b}c', lineno=1, col_offset=2, "
+     "end_lineno=1, end_col_offset=9), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, "
+     "col_offset=10, end_lineno=1, end_col_offset=11), conversion=-1, lineno=1, col_offset=9, "
+     "end_lineno=1, end_col_offset=12)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=13), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=13)], type_ignores=[])"},
+    {"y = f'''\n  {x}'''", 8,
+     "Module(body=[Assign(targets=[Name(id='y', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=1)], value=JoinedStr(values=[Constant(value='\\n  ', kind=None, lineno=1, "
+     "col_offset=4, end_lineno=2, end_col_offset=8), FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=2, col_offset=8, end_lineno=2, end_col_offset=9), conversion=-1, format_spec=None, "
+     "lineno=1, col_offset=4, end_lineno=2, end_col_offset=8)], lineno=1, col_offset=4, "
+     "end_lineno=2, end_col_offset=8), type_comment=None, lineno=1, col_offset=0, end_lineno=2, "
+     "end_col_offset=8)], type_ignores=[])"},
+    {"y = f'''\n  {x}'''", 9,
+     "Module(body=[Assign(targets=[Name(id='y', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=1)], value=JoinedStr(values=[Constant(value='\\n  ', lineno=1, col_offset=4, "
+     "end_lineno=2, end_col_offset=8), FormattedValue(value=Name(id='x', ctx=Load(), lineno=2, "
+     "col_offset=8, end_lineno=2, end_col_offset=9), conversion=-1, lineno=1, col_offset=4, "
+     "end_lineno=2, end_col_offset=8)], lineno=1, col_offset=4, end_lineno=2, end_col_offset=8), "
+     "lineno=1, col_offset=0, end_lineno=2, end_col_offset=8)], type_ignores=[])"},
+    {"y = f'''\n  {x}'''", 10,
+     "Module(body=[Assign(targets=[Name(id='y', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=1)], value=JoinedStr(values=[Constant(value='\\n  ', lineno=1, col_offset=4, "
+     "end_lineno=2, end_col_offset=8), FormattedValue(value=Name(id='x', ctx=Load(), lineno=2, "
+     "col_offset=3, end_lineno=2, end_col_offset=4), conversion=-1, lineno=1, col_offset=4, "
+     "end_lineno=2, end_col_offset=8)], lineno=1, col_offset=4, end_lineno=2, end_col_offset=8), "
+     "lineno=1, col_offset=0, end_lineno=2, end_col_offset=8)], type_ignores=[])"},
+    {"y = f'''\n  {x}'''", 12,
+     "Module(body=[Assign(targets=[Name(id='y', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=1)], value=JoinedStr(values=[Constant(value='\\n  ', lineno=1, col_offset=8, "
+     "end_lineno=2, end_col_offset=2), FormattedValue(value=Name(id='x', ctx=Load(), lineno=2, "
+     "col_offset=3, end_lineno=2, end_col_offset=4), conversion=-1, lineno=2, col_offset=2, "
+     "end_lineno=2, end_col_offset=5)], lineno=1, col_offset=4, end_lineno=2, end_col_offset=8), "
+     "lineno=1, col_offset=0, end_lineno=2, end_col_offset=8)], type_ignores=[])"},
+    {"y = f'''a\n  {x +\n y} {a.b(\n c)}'''", 8,
+     "Module(body=[Assign(targets=[Name(id='y', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=1)], value=JoinedStr(values=[Constant(value='a\\n  ', kind=None, lineno=1, "
+     "col_offset=4, end_lineno=4, end_col_offset=7), FormattedValue(value=BinOp(left=Name(id='x', "
+     "ctx=Load(), lineno=2, col_offset=8, end_lineno=2, end_col_offset=9), op=Add(), "
+     "right=Name(id='y', ctx=Load(), lineno=3, col_offset=1, end_lineno=3, end_col_offset=2), "
+     "lineno=2, col_offset=8, end_lineno=3, end_col_offset=2), conversion=-1, format_spec=None, "
+     "lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), Constant(value=' ', kind=None, "
+     "lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), "
+     "FormattedValue(value=Call(func=Attribute(value=Name(id='a', ctx=Load(), lineno=3, "
+     "col_offset=10, end_lineno=3, end_col_offset=11), attr='b', ctx=Load(), lineno=3, "
+     "col_offset=10, end_lineno=3, end_col_offset=13), args=[Name(id='c', ctx=Load(), lineno=4, "
+     "col_offset=1, end_lineno=4, end_col_offset=2)], keywords=[], lineno=3, col_offset=10, "
+     "end_lineno=4, end_col_offset=3), conversion=-1, format_spec=None, lineno=1, col_offset=4, "
+     "end_lineno=4, end_col_offset=7)], lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), "
+     "type_comment=None, lineno=1, col_offset=0, end_lineno=4, end_col_offset=7)], "
+     "type_ignores=[])"},
+    {"y = f'''a\n  {x +\n y} {a.b(\n c)}'''", 9,
+     "Module(body=[Assign(targets=[Name(id='y', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=1)], value=JoinedStr(values=[Constant(value='a\\n  ', lineno=1, col_offset=4, "
+     "end_lineno=4, end_col_offset=7), FormattedValue(value=BinOp(left=Name(id='x', ctx=Load(), "
+     "lineno=2, col_offset=8, end_lineno=2, end_col_offset=9), op=Add(), right=Name(id='y', "
+     "ctx=Load(), lineno=3, col_offset=1, end_lineno=3, end_col_offset=2), lineno=2, col_offset=8, "
+     "end_lineno=3, end_col_offset=2), conversion=-1, lineno=1, col_offset=4, end_lineno=4, "
+     "end_col_offset=7), Constant(value=' ', lineno=1, col_offset=4, end_lineno=4, "
+     "end_col_offset=7), FormattedValue(value=Call(func=Attribute(value=Name(id='a', ctx=Load(), "
+     "lineno=3, col_offset=10, end_lineno=3, end_col_offset=11), attr='b', ctx=Load(), lineno=3, "
+     "col_offset=10, end_lineno=3, end_col_offset=13), args=[Name(id='c', ctx=Load(), lineno=4, "
+     "col_offset=1, end_lineno=4, end_col_offset=2)], keywords=[], lineno=3, col_offset=10, "
+     "end_lineno=4, end_col_offset=3), conversion=-1, lineno=1, col_offset=4, end_lineno=4, "
+     "end_col_offset=7)], lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), lineno=1, "
+     "col_offset=0, end_lineno=4, end_col_offset=7)], type_ignores=[])"},
+    {"y = f'''a\n  {x +\n y} {a.b(\n c)}'''", 11,
+     "Module(body=[Assign(targets=[Name(id='y', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=1)], value=JoinedStr(values=[Constant(value='a\\n  ', lineno=1, col_offset=4, "
+     "end_lineno=4, end_col_offset=7), FormattedValue(value=BinOp(left=Name(id='x', ctx=Load(), "
+     "lineno=2, col_offset=3, end_lineno=2, end_col_offset=4), op=Add(), right=Name(id='y', "
+     "ctx=Load(), lineno=3, col_offset=1, end_lineno=3, end_col_offset=2), lineno=2, col_offset=3, "
+     "end_lineno=3, end_col_offset=2), conversion=-1, lineno=1, col_offset=4, end_lineno=4, "
+     "end_col_offset=7), Constant(value=' ', lineno=1, col_offset=4, end_lineno=4, "
+     "end_col_offset=7), FormattedValue(value=Call(func=Attribute(value=Name(id='a', ctx=Load(), "
+     "lineno=3, col_offset=5, end_lineno=3, end_col_offset=6), attr='b', ctx=Load(), lineno=3, "
+     "col_offset=5, end_lineno=3, end_col_offset=8), args=[Name(id='c', ctx=Load(), lineno=4, "
+     "col_offset=1, end_lineno=4, end_col_offset=2)], keywords=[], lineno=3, col_offset=5, "
+     "end_lineno=4, end_col_offset=3), conversion=-1, lineno=1, col_offset=4, end_lineno=4, "
+     "end_col_offset=7)], lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), lineno=1, "
+     "col_offset=0, end_lineno=4, end_col_offset=7)], type_ignores=[])"},
+    {"y = f'''a\n  {x +\n y} {a.b(\n c)}'''", 12,
+     "Module(body=[Assign(targets=[Name(id='y', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=1)], value=JoinedStr(values=[Constant(value='a\\n  ', lineno=1, col_offset=8, "
+     "end_lineno=2, end_col_offset=2), FormattedValue(value=BinOp(left=Name(id='x', ctx=Load(), "
+     "lineno=2, col_offset=3, end_lineno=2, end_col_offset=4), op=Add(), right=Name(id='y', "
+     "ctx=Load(), lineno=3, col_offset=1, end_lineno=3, end_col_offset=2), lineno=2, col_offset=3, "
+     "end_lineno=3, end_col_offset=2), conversion=-1, lineno=2, col_offset=2, end_lineno=3, "
+     "end_col_offset=3), Constant(value=' ', lineno=3, col_offset=3, end_lineno=3, "
+     "end_col_offset=4), FormattedValue(value=Call(func=Attribute(value=Name(id='a', ctx=Load(), "
+     "lineno=3, col_offset=5, end_lineno=3, end_col_offset=6), attr='b', ctx=Load(), lineno=3, "
+     "col_offset=5, end_lineno=3, end_col_offset=8), args=[Name(id='c', ctx=Load(), lineno=4, "
+     "col_offset=1, end_lineno=4, end_col_offset=2)], keywords=[], lineno=3, col_offset=5, "
+     "end_lineno=4, end_col_offset=3), conversion=-1, lineno=3, col_offset=4, end_lineno=4, "
+     "end_col_offset=4)], lineno=1, col_offset=4, end_lineno=4, end_col_offset=7), lineno=1, "
+     "col_offset=0, end_lineno=4, end_col_offset=7)], type_ignores=[])"},
+    {"u'a' f'{x}'", 8,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a', kind='u', lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=11), FormattedValue(value=Name(id='x', "
+     "ctx=Load(), lineno=1, col_offset=1, end_lineno=1, end_col_offset=2), conversion=-1, "
+     "format_spec=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=11)], type_ignores=[])"},
+    {"u'a' f'{x}'", 11,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a', kind='u', lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=11), FormattedValue(value=Name(id='x', "
+     "ctx=Load(), lineno=1, col_offset=8, end_lineno=1, end_col_offset=9), conversion=-1, "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], "
+     "type_ignores=[])"},
+    {"u'a' f'{x}'", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a', kind='u', lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=4), FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=8, end_lineno=1, end_col_offset=9), conversion=-1, lineno=1, "
+     "col_offset=7, end_lineno=1, end_col_offset=10)], lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], "
+     "type_ignores=[])"},
+    {"f'{f\"{x}\"}'", 8,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=JoinedStr(values=["
+     "FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=6, end_lineno=1, "
+     "end_col_offset=7), conversion=-1, format_spec=None, lineno=1, col_offset=3, end_lineno=1, "
+     "end_col_offset=9)], lineno=1, col_offset=3, end_lineno=1, end_col_offset=9), conversion=-1, "
+     "format_spec=None, lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=11)], type_ignores=[])"},
+    {"f'{f\"{x}\"}'", 9,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=JoinedStr(values=["
+     "FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=6, end_lineno=1, "
+     "end_col_offset=7), conversion=-1, lineno=1, col_offset=3, end_lineno=1, end_col_offset=9)], "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=9), conversion=-1, lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=11)], lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], "
+     "type_ignores=[])"},
+    {"f'{f\"{x}\"}'", 11,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=JoinedStr(values=["
+     "FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=6, end_lineno=1, "
+     "end_col_offset=7), conversion=-1, lineno=1, col_offset=3, end_lineno=1, end_col_offset=9)], "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=9), conversion=-1, lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=11)], lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], "
+     "type_ignores=[])"},
+    {"f'{f\"{x}\"}'", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=JoinedStr(values=["
+     "FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, col_offset=6, end_lineno=1, "
+     "end_col_offset=7), conversion=-1, lineno=1, col_offset=5, end_lineno=1, end_col_offset=8)], "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=9), conversion=-1, lineno=1, "
+     "col_offset=2, end_lineno=1, end_col_offset=10)], lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], "
+     "type_ignores=[])"},
+    {"f'{ x for x in y if x }' 'a'", 8,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=GeneratorExp(elt=Name(id='x', "
+     "ctx=Load(), lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), "
+     "generators=[comprehension(target=Name(id='x', ctx=Store(), lineno=1, col_offset=10, "
+     "end_lineno=1, end_col_offset=11), iter=Name(id='y', ctx=Load(), lineno=1, col_offset=15, "
+     "end_lineno=1, end_col_offset=16), ifs=[Name(id='x', ctx=Load(), lineno=1, col_offset=20, "
+     "end_lineno=1, end_col_offset=21)], is_async=0)], lineno=1, col_offset=2, end_lineno=1, "
+     "end_col_offset=23), conversion=-1, format_spec=None, lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=28), Constant(value='a', kind=None, lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=28)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=28), lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=28)], type_ignores=[])"},
+    {"f'{ x for x in y if x }' 'a'", 9,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=GeneratorExp(elt=Name(id='x', "
+     "ctx=Load(), lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), "
+     "generators=[comprehension(target=Name(id='x', ctx=Store(), lineno=1, col_offset=10, "
+     "end_lineno=1, end_col_offset=11), iter=Name(id='y', ctx=Load(), lineno=1, col_offset=15, "
+     "end_lineno=1, end_col_offset=16), ifs=[Name(id='x', ctx=Load(), lineno=1, col_offset=20, "
+     "end_lineno=1, end_col_offset=21)], is_async=0)], lineno=1, col_offset=2, end_lineno=1, "
+     "end_col_offset=23), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=28), "
+     "Constant(value='a', lineno=1, col_offset=0, end_lineno=1, end_col_offset=28)], lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=28), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=28)], type_ignores=[])"},
+    {"f'{ x for x in y if x }' 'a'", 11,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=GeneratorExp(elt=Name(id='x', "
+     "ctx=Load(), lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), "
+     "generators=[comprehension(target=Name(id='x', ctx=Store(), lineno=1, col_offset=10, "
+     "end_lineno=1, end_col_offset=11), iter=Name(id='y', ctx=Load(), lineno=1, col_offset=15, "
+     "end_lineno=1, end_col_offset=16), ifs=[Name(id='x', ctx=Load(), lineno=1, col_offset=20, "
+     "end_lineno=1, end_col_offset=21)], is_async=0)], lineno=1, col_offset=2, end_lineno=1, "
+     "end_col_offset=23), conversion=-1, lineno=1, col_offset=0, end_lineno=1, end_col_offset=28), "
+     "Constant(value='a', lineno=1, col_offset=0, end_lineno=1, end_col_offset=28)], lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=28), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=28)], type_ignores=[])"},
+    {"f'{*x}'", 8,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Starred(value=Name(id='x', "
+     "ctx=Load(), lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), ctx=Load(), lineno=1, "
+     "col_offset=3, end_lineno=1, end_col_offset=5), conversion=-1, format_spec=None, lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=7)], lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=7), lineno=1, col_offset=0, end_lineno=1, end_col_offset=7)], "
+     "type_ignores=[])"},
+    {"f'{*x}'", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Starred(value=Name(id='x', "
+     "ctx=Load(), lineno=1, col_offset=4, end_lineno=1, end_col_offset=5), ctx=Load(), lineno=1, "
+     "col_offset=3, end_lineno=1, end_col_offset=5), conversion=-1, lineno=1, col_offset=2, "
+     "end_lineno=1, end_col_offset=6)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=7), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=7)], type_ignores=[])"},
+    {"f'a{{'", 11,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a{', lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=6)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=6), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=6)], type_ignores=[])"},
+    {"f'a{{'", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a{', lineno=1, col_offset=2, "
+     "end_lineno=1, end_col_offset=5)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=6), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=6)], type_ignores=[])"},
+    {"f'a{{'", 13,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='a{', lineno=1, col_offset=2, "
+     "end_lineno=1, end_col_offset=5)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=6), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=6)])"},
+    {"f'{x:{{}}}'", 11,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, "
+     "format_spec=JoinedStr(values=[FormattedValue(value=Dict(keys=[], values=[], lineno=1, "
+     "col_offset=6, end_lineno=1, end_col_offset=8), conversion=-1, lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=11)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=11), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)], "
+     "type_ignores=[])"},
+    {"f'{x:{{}}}'", 13,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=-1, "
+     "format_spec=JoinedStr(values=[FormattedValue(value=Dict(lineno=1, col_offset=6, "
+     "end_lineno=1, end_col_offset=8), conversion=-1, lineno=1, col_offset=5, end_lineno=1, "
+     "end_col_offset=9)], lineno=1, col_offset=4, end_lineno=1, end_col_offset=9), lineno=1, "
+     "col_offset=2, end_lineno=1, end_col_offset=10)], lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=11), lineno=1, col_offset=0, end_lineno=1, end_col_offset=11)])"},
+    {"x = (f'{a}'\n  f'{b}' f'''{\nc}''')", 8,
+     "Module(body=[Assign(targets=[Name(id='x', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=1)], value=JoinedStr(values=[FormattedValue(value=Name(id='a', ctx=Load(), "
+     "lineno=1, col_offset=8, end_lineno=1, end_col_offset=9), conversion=-1, format_spec=None, "
+     "lineno=1, col_offset=5, end_lineno=3, end_col_offset=5), FormattedValue(value=Name(id='b', "
+     "ctx=Load(), lineno=1, col_offset=6, end_lineno=1, end_col_offset=7), conversion=-1, "
+     "format_spec=None, lineno=1, col_offset=5, end_lineno=3, end_col_offset=5), "
+     "FormattedValue(value=Name(id='c', ctx=Load(), lineno=2, col_offset=0, end_lineno=2, "
+     "end_col_offset=1), conversion=-1, format_spec=None, lineno=1, col_offset=5, end_lineno=3, "
+     "end_col_offset=5)], lineno=1, col_offset=5, end_lineno=3, end_col_offset=5), "
+     "type_comment=None, lineno=1, col_offset=0, end_lineno=3, end_col_offset=6)], "
+     "type_ignores=[])"},
+    {"x = (f'{a}'\n  f'{b}' f'''{\nc}''')", 9,
+     "Module(body=[Assign(targets=[Name(id='x', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=1)], value=JoinedStr(values=[FormattedValue(value=Name(id='a', ctx=Load(), "
+     "lineno=1, col_offset=8, end_lineno=1, end_col_offset=9), conversion=-1, lineno=1, "
+     "col_offset=5, end_lineno=3, end_col_offset=5), FormattedValue(value=Name(id='b', ctx=Load(), "
+     "lineno=2, col_offset=5, end_lineno=2, end_col_offset=6), conversion=-1, lineno=1, "
+     "col_offset=5, end_lineno=3, end_col_offset=5), FormattedValue(value=Name(id='c', ctx=Load(), "
+     "lineno=3, col_offset=0, end_lineno=3, end_col_offset=1), conversion=-1, lineno=1, "
+     "col_offset=5, end_lineno=3, end_col_offset=5)], lineno=1, col_offset=5, end_lineno=3, "
+     "end_col_offset=5), lineno=1, col_offset=0, end_lineno=3, end_col_offset=6)], "
+     "type_ignores=[])"},
+    {"x = (f'{a}'\n  f'{b}' f'''{\nc}''')", 10,
+     "Module(body=[Assign(targets=[Name(id='x', ctx=Store(), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=1)], value=JoinedStr(values=[FormattedValue(value=Name(id='a', ctx=Load(), "
+     "lineno=1, col_offset=8, end_lineno=1, end_col_offset=9), conversion=-1, lineno=1, "
+     "col_offset=5, end_lineno=3, end_col_offset=5), FormattedValue(value=Name(id='b', ctx=Load(), "
+     "lineno=2, col_offset=5, end_lineno=2, end_col_offset=6), conversion=-1, lineno=1, "
+     "col_offset=5, end_lineno=3, end_col_offset=5), FormattedValue(value=Name(id='c', ctx=Load(), "
+     "lineno=3, col_offset=0, end_lineno=3, end_col_offset=1), conversion=-1, lineno=1, "
+     "col_offset=5, end_lineno=3, end_col_offset=5)], lineno=1, col_offset=5, end_lineno=3, "
+     "end_col_offset=5), lineno=1, col_offset=0, end_lineno=3, end_col_offset=6)], "
+     "type_ignores=[])"},
+    {"f'''{\nx}'''", 9,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=2, col_offset=0, end_lineno=2, end_col_offset=1), conversion=-1, lineno=1, "
+     "col_offset=0, end_lineno=2, end_col_offset=5)], lineno=1, col_offset=0, end_lineno=2, "
+     "end_col_offset=5), lineno=1, col_offset=0, end_lineno=2, end_col_offset=5)], "
+     "type_ignores=[])"},
+    {"f'''{\nx}'''", 11,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=2, col_offset=0, end_lineno=2, end_col_offset=1), conversion=-1, lineno=1, "
+     "col_offset=0, end_lineno=2, end_col_offset=5)], lineno=1, col_offset=0, end_lineno=2, "
+     "end_col_offset=5), lineno=1, col_offset=0, end_lineno=2, end_col_offset=5)], "
+     "type_ignores=[])"},
+    {"f'''{\nx}'''", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=2, col_offset=0, end_lineno=2, end_col_offset=1), conversion=-1, lineno=1, "
+     "col_offset=4, end_lineno=2, end_col_offset=2)], lineno=1, col_offset=0, end_lineno=2, "
+     "end_col_offset=5), lineno=1, col_offset=0, end_lineno=2, end_col_offset=5)], "
+     "type_ignores=[])"},
+    {"f\"{1+2 = # c\n  }\"", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='1+2 = \\n  ', lineno=1, "
+     "col_offset=3, end_lineno=2, end_col_offset=2), "
+     "FormattedValue(value=BinOp(left=Constant(value=1, lineno=1, col_offset=3, end_lineno=1, "
+     "end_col_offset=4), op=Add(), right=Constant(value=2, lineno=1, col_offset=5, end_lineno=1, "
+     "end_col_offset=6), lineno=1, col_offset=3, end_lineno=1, end_col_offset=6), conversion=114, "
+     "lineno=1, col_offset=2, end_lineno=2, end_col_offset=3)], lineno=1, col_offset=0, "
+     "end_lineno=2, end_col_offset=4), lineno=1, col_offset=0, end_lineno=2, end_col_offset=4)], "
+     "type_ignores=[])"},
+    {"f\"{1+2 = # c\n  }\"", 13,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='1+2 = \\n  ', lineno=1, "
+     "col_offset=3, end_lineno=2, end_col_offset=2), "
+     "FormattedValue(value=BinOp(left=Constant(value=1, lineno=1, col_offset=3, end_lineno=1, "
+     "end_col_offset=4), op=Add(), right=Constant(value=2, lineno=1, col_offset=5, end_lineno=1, "
+     "end_col_offset=6), lineno=1, col_offset=3, end_lineno=1, end_col_offset=6), conversion=114, "
+     "lineno=1, col_offset=2, end_lineno=2, end_col_offset=3)], lineno=1, col_offset=0, "
+     "end_lineno=2, end_col_offset=4), lineno=1, col_offset=0, end_lineno=2, end_col_offset=4)])"},
+    {"f'{x!r:{y!s}}'", 8,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=1, end_lineno=1, end_col_offset=2), conversion=114, "
+     "format_spec=JoinedStr(values=[FormattedValue(value=Name(id='y', ctx=Load(), lineno=1, "
+     "col_offset=1, end_lineno=1, end_col_offset=2), conversion=115, format_spec=None, lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=14)], lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=14), lineno=1, col_offset=0, end_lineno=1, end_col_offset=14)], lineno=1, "
+     "col_offset=0, end_lineno=1, end_col_offset=14), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=14)], type_ignores=[])"},
+    {"f'{x!r:{y!s}}'", 9,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, "
+     "format_spec=JoinedStr(values=[FormattedValue(value=Name(id='y', ctx=Load(), lineno=1, "
+     "col_offset=8, end_lineno=1, end_col_offset=9), conversion=115, lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=14)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=14), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=14)], lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=14), lineno=1, col_offset=0, end_lineno=1, end_col_offset=14)], "
+     "type_ignores=[])"},
+    {"f'{x!r:{y!s}}'", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, "
+     "format_spec=JoinedStr(values=[FormattedValue(value=Name(id='y', ctx=Load(), lineno=1, "
+     "col_offset=8, end_lineno=1, end_col_offset=9), conversion=115, lineno=1, col_offset=7, "
+     "end_lineno=1, end_col_offset=12), Constant(value='', lineno=1, col_offset=12, end_lineno=1, "
+     "end_col_offset=12)], lineno=1, col_offset=6, end_lineno=1, end_col_offset=12), lineno=1, "
+     "col_offset=2, end_lineno=1, end_col_offset=13)], lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=14), lineno=1, col_offset=0, end_lineno=1, end_col_offset=14)], "
+     "type_ignores=[])"},
+    {"f'{x!r:{y!s}}'", 13,
+     "Module(body=[Expr(value=JoinedStr(values=[FormattedValue(value=Name(id='x', ctx=Load(), "
+     "lineno=1, col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, "
+     "format_spec=JoinedStr(values=[FormattedValue(value=Name(id='y', ctx=Load(), lineno=1, "
+     "col_offset=8, end_lineno=1, end_col_offset=9), conversion=115, lineno=1, col_offset=7, "
+     "end_lineno=1, end_col_offset=12)], lineno=1, col_offset=6, end_lineno=1, end_col_offset=12), "
+     "lineno=1, col_offset=2, end_lineno=1, end_col_offset=13)], lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=14), lineno=1, col_offset=0, end_lineno=1, "
+     "end_col_offset=14)])"},
+    {"f'{x= !r}'", 9,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='x= ', lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=10), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, "
+     "col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, lineno=1, col_offset=0, "
+     "end_lineno=1, end_col_offset=10)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=10), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], type_ignores=[])"},
+    {"f'{x= !r}'", 12,
+     "Module(body=[Expr(value=JoinedStr(values=[Constant(value='x= ', lineno=1, col_offset=3, "
+     "end_lineno=1, end_col_offset=6), FormattedValue(value=Name(id='x', ctx=Load(), lineno=1, "
+     "col_offset=3, end_lineno=1, end_col_offset=4), conversion=114, lineno=1, col_offset=2, "
+     "end_lineno=1, end_col_offset=9)], lineno=1, col_offset=0, end_lineno=1, end_col_offset=10), "
+     "lineno=1, col_offset=0, end_lineno=1, end_col_offset=10)], type_ignores=[])"},
     {"f'{}'", 8, nullptr},
     {"f'{}'", 11, nullptr},
     {"f'{}'", 12, nullptr},

@@ -41,14 +41,15 @@ class StatementCases : public ::testing::TestWithParam<Case> {};
 TEST_P(StatementCases, MatchesCPython) {
   const Case& c = GetParam();
   EXPECT_EQ(parse_and_dump(c.source, c.minor), c.expected)
-      << c.name << " under 3." << c.minor << "\n--- source ---\n" << c.source;
+      << c.name << " under 3." << c.minor << "\n--- source ---\n"
+      << c.source;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    CPython, StatementCases, ::testing::ValuesIn(kCases),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      return std::string(info.param.name) + "_3" + std::to_string(info.param.minor);
-    });
+INSTANTIATE_TEST_SUITE_P(CPython, StatementCases, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return std::string(info.param.name) + "_3" +
+                                  std::to_string(info.param.minor);
+                         });
 
 TEST(ParserStatements, DeepNestingIsAnErrorNotACrash) {
   // 99 nested blocks are fine for the tokenizer; a tighter depth bound must

@@ -68,7 +68,8 @@ TEST(Repr, Bytes) {
   EXPECT_EQ(repr_bytes("abc"), "b'abc'");
   EXPECT_EQ(repr_bytes("'"), "b\"'\"");
   EXPECT_EQ(repr_bytes("'\""), "b'\\'\"'");
-  EXPECT_EQ(repr_bytes(std::string("\x00\t\n\r\x7f\x80\xff\\", 8)), "b'\\x00\\t\\n\\r\\x7f\\x80\\xff\\\\'");
+  EXPECT_EQ(repr_bytes(std::string("\x00\t\n\r\x7f\x80\xff\\", 8)),
+            "b'\\x00\\t\\n\\r\\x7f\\x80\\xff\\\\'");
 }
 
 TEST(Repr, Float) {

@@ -23,7 +23,8 @@ std::string block_after(std::string_view doc, std::string_view label) {
   std::size_t at = 0;
   while (at < doc.size()) {
     const std::size_t eol = doc.find('\n', at);
-    const std::string_view line = doc.substr(at, eol == std::string_view::npos ? doc.npos : eol - at);
+    const std::string_view line =
+        doc.substr(at, eol == std::string_view::npos ? doc.npos : eol - at);
     at = eol == std::string_view::npos ? doc.size() : eol + 1;
     if (line.starts_with(label)) break;
   }
@@ -31,7 +32,8 @@ std::string block_after(std::string_view doc, std::string_view label) {
   bool started = false;
   while (at < doc.size()) {
     const std::size_t eol = doc.find('\n', at);
-    const std::string_view line = doc.substr(at, eol == std::string_view::npos ? doc.npos : eol - at);
+    const std::string_view line =
+        doc.substr(at, eol == std::string_view::npos ? doc.npos : eol - at);
     at = eol == std::string_view::npos ? doc.size() : eol + 1;
     if (line.starts_with("    ")) {
       started = true;
@@ -122,7 +124,8 @@ TEST(RuleDocs, EveryBeforeAfterExampleIsChecked) {
   // A rule documenting a Before/After example must be listed above.
   for (const lint::Rule* r : lint::rules()) {
     const std::string_view doc = r->documentation();
-    if (doc.find("\nBefore") == std::string_view::npos || doc.find("\nAfter") == std::string_view::npos)
+    if (doc.find("\nBefore") == std::string_view::npos ||
+        doc.find("\nAfter") == std::string_view::npos)
       continue;
     EXPECT_TRUE(contexts().count(std::string(r->code()))) << r->code();
   }

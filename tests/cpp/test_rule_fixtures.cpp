@@ -82,8 +82,8 @@ TEST(Rules, EveryRegisteredRuleIsDocumented) {
     reported_lines(*r, &fixes);
     const char* remedy = fixes ? "\n## The rewrite\n" : "\n## What to do instead\n";
     std::size_t at = 0;
-    for (const char* section : {"\n## What it detects\n", remedy, "\n## When it declines\n",
-                                "\n## Example\n"}) {
+    for (const char* section :
+         {"\n## What it detects\n", remedy, "\n## When it declines\n", "\n## Example\n"}) {
       const std::size_t found = doc.find(section, at);
       EXPECT_NE(found, std::string_view::npos) << code << ": no (or misplaced) " << section;
       if (found != std::string_view::npos) at = found + 1;

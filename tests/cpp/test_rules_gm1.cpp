@@ -31,10 +31,11 @@ TEST(GM1Rules, WrappedWhereUsesTheFilesIndentUnit) {
   // black splits calls, continuation lines indented with the file's tabs.
   const std::string head = "import torch\nfrom torch import nn\n";
   const std::string cls = "\n\nclass M(nn.Module):\n\tdef forward(self, hidden_states):\n";
-  const std::string in = head + cls +
-                         "\t\tif torch.isinf(hidden_states).any():\n"
-                         "\t\t\thidden_states = torch.clamp(hidden_states, min=-65504.0, max=65504.0)\n"
-                         "\t\treturn hidden_states\n";
+  const std::string in =
+      head + cls +
+      "\t\tif torch.isinf(hidden_states).any():\n"
+      "\t\t\thidden_states = torch.clamp(hidden_states, min=-65504.0, max=65504.0)\n"
+      "\t\treturn hidden_states\n";
   EXPECT_EQ(rule_fixtures::fix_text("GM101", in),
             head + "import graphmend.runtime as _graphmend_rt\n" + cls +
                 "\t\thidden_states = _graphmend_rt.where(\n"

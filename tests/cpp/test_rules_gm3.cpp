@@ -87,15 +87,14 @@ TEST(GM3Rules, LongAssertGoesInTheDebugBlock) {
   const std::string in = std::string(kHead) +
                          "        assert (x.abs() < 100).all(), 'x out of range: rescale it'\n"
                          "        return x\n";
-  EXPECT_EQ(fix_text("GM302", in),
-            std::string(kMendedHead) +
-                "        if __debug__:\n"
-                "            _graphmend_rt.trap_unless(\n"
-                "                (x.abs() < 100).all(),\n"
-                "                AssertionError,\n"
-                "                'x out of range: rescale it',\n"
-                "            )\n"
-                "        return x\n");
+  EXPECT_EQ(fix_text("GM302", in), std::string(kMendedHead) +
+                                       "        if __debug__:\n"
+                                       "            _graphmend_rt.trap_unless(\n"
+                                       "                (x.abs() < 100).all(),\n"
+                                       "                AssertionError,\n"
+                                       "                'x out of range: rescale it',\n"
+                                       "            )\n"
+                                       "        return x\n");
 }
 
 TEST(GM3Rules, AssertOneLine) {
@@ -113,11 +112,12 @@ TEST(GM3Rules, GuardAndAssertShareOneImport) {
   std::vector<const lint::Rule*> rules{rule_for("GM301"), rule_for("GM302")};
   auto r = lint::fix_to_fixpoint(decode(in), options(), rules);
   ASSERT_EQ(r.status, lint::FixResult::Status::Fixed);
-  EXPECT_EQ(r.text, std::string(kMendedHead) +
-                        "        _graphmend_rt.trap_if((x < 0).any(), ValueError, 'n')\n"
-                        "        if __debug__:\n"
-                        "            _graphmend_rt.trap_unless((x < 9).all(), AssertionError, 'big')\n"
-                        "        return x\n");
+  EXPECT_EQ(r.text,
+            std::string(kMendedHead) +
+                "        _graphmend_rt.trap_if((x < 0).any(), ValueError, 'n')\n"
+                "        if __debug__:\n"
+                "            _graphmend_rt.trap_unless((x < 9).all(), AssertionError, 'big')\n"
+                "        return x\n");
   EXPECT_EQ(r.rounds, 1);
 }
 

@@ -31,7 +31,8 @@ std::string format(const std::vector<lint::Diagnostic>& ds) { return rule_fixtur
 
 TEST(RulesGM4GM5, ReportOnly) {
   ASSERT_GE(family_rules().size(), 12u);
-  auto r = check(rule_fixtures::read_file(rule_fixtures::fixture_root() / "GM4xx" / "gm401_item.py"));
+  auto r =
+      check(rule_fixtures::read_file(rule_fixtures::fixture_root() / "GM4xx" / "gm401_item.py"));
   ASSERT_FALSE(r.diagnostics.empty());
   for (const auto& d : r.diagnostics) {
     EXPECT_FALSE(d.fixable()) << d.code << " is report-only";
@@ -56,7 +57,8 @@ TEST(RulesGM4GM5, ItemExactDiagnostic) {
   EXPECT_EQ(d.message, "`.item()` reads tensor data into a Python scalar");
   EXPECT_NE(d.why.find("capture_scalar_outputs=False"), std::string::npos);
   // `x.sum()` of a tensor of unknown dtype may be int64 (an integer input).
-  EXPECT_NE(d.declined_reason.find("not proven a tensor of the reduction's dtype"), std::string::npos);
+  EXPECT_NE(d.declined_reason.find("not proven a tensor of the reduction's dtype"),
+            std::string::npos);
 }
 
 TEST(RulesGM4GM5, NothingWithoutModel) {

@@ -556,7 +556,8 @@ TEST(SemanticFacts, SourcesAndPropagation) {
   EXPECT_EQ(a->model.fact(a->name("x", 1)).kind, TensorKind::Tensor);  // h = self.lin(x)
   EXPECT_EQ(a->model.fact(a->name("mask", 1)).kind, TensorKind::TensorOrNone);
   EXPECT_EQ(a->model.fact(a->name("y", 0)).kind, TensorKind::TensorOrNone);
-  EXPECT_EQ(a->model.fact(a->find(NodeKind::Call, "torch.equal(x, h)")).kind, TensorKind::NotTensor);
+  EXPECT_EQ(a->model.fact(a->find(NodeKind::Call, "torch.equal(x, h)")).kind,
+            TensorKind::NotTensor);
   EXPECT_EQ(a->kind_of(NodeKind::Compare, "s > 0"), TensorKind::Tensor);
   EXPECT_EQ(a->kind_of(NodeKind::Attribute, "x.shape"), TensorKind::NotTensor);
   // same shape: elementwise ops keep x's shape
@@ -723,9 +724,9 @@ TEST(SemanticScopes, ClassScopeInvisibleToComprehension) {
 }
 
 TEST(SemanticFacts, NeverCrashesOnBrokenInput) {
-  for (const char* src : {"def f(:\n", "class\n", "x = (\n", "", "lambda: (yield)\n",
-                          "[x async for x in y]\n", "def f[T](x: T) -> T: return x\n",
-                          "type X = int\n"}) {
+  for (const char* src :
+       {"def f(:\n", "class\n", "x = (\n", "", "lambda: (yield)\n", "[x async for x in y]\n",
+        "def f[T](x: T) -> T: return x\n", "type X = int\n"}) {
     auto decoded = gm::Source::from_utf8(src);
     ASSERT_TRUE(std::holds_alternative<gm::Source>(decoded));
     gm::ParseOptions options;

@@ -27,9 +27,8 @@ std::vector<std::vector<std::string>> roots(const std::vector<Module>& modules,
   gm::sema::AnalyzeOptions options;
   options.facts = false;
   for (const auto& m : modules)
-    summaries.push_back(
-        gm::sema::summarize(gm::testing::analyze_snippet(m.text, options)->model, m.name,
-                            m.is_package));
+    summaries.push_back(gm::sema::summarize(gm::testing::analyze_snippet(m.text, options)->model,
+                                            m.name, m.is_package));
   return gm::sema::package_roots(summaries, include_own);
 }
 
@@ -129,17 +128,18 @@ TEST(PackageRegions, IncludeOwnListsTheModulesOwnRegions) {
 TEST(PackageRegions, CrossFileModuleBaseMakesForwardARegion) {
   // Block derives from an nn.Module defined in another file under a name the
   // one-file analysis does not recognise.
-  const auto r = roots({{"p", true, ""},
-                        {"p.base", false, "from torch import nn\nclass Thing(nn.Module):\n    pass\n"},
-                        {"p.block", false,
-                         "from .base import Thing\n"
-                         "class Block(Thing):\n"
-                         "    def forward(self, x):\n"
-                         "        return helper(x)\n"
-                         "    def configure(self):\n"
-                         "        pass\n"
-                         "def helper(x):\n"
-                         "    return x\n"}});
+  const auto r =
+      roots({{"p", true, ""},
+             {"p.base", false, "from torch import nn\nclass Thing(nn.Module):\n    pass\n"},
+             {"p.block", false,
+              "from .base import Thing\n"
+              "class Block(Thing):\n"
+              "    def forward(self, x):\n"
+              "        return helper(x)\n"
+              "    def configure(self):\n"
+              "        pass\n"
+              "def helper(x):\n"
+              "    return x\n"}});
   EXPECT_EQ(r[2], (Names{"Block.forward", "helper"}));
 }
 

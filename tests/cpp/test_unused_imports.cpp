@@ -25,12 +25,15 @@ TEST(UnusedImports, TheOnlyUseRewrittenRemovesTheImport) {
       std::string("import os\nimport warnings\n\nimport torch\nfrom torch import nn\n") + kClass;
   EXPECT_EQ(fix_text("GM203", in),
             "import os\n\nimport torch\nfrom torch import nn\n"
-            "import graphmend.runtime as _graphmend_rt\n" + mended_class());
+            "import graphmend.runtime as _graphmend_rt\n" +
+                mended_class());
 }
 
 TEST(UnusedImports, KeptWhenStillUsed) {
-  const std::string in = std::string("import warnings\n\nimport torch\nfrom torch import nn\n\n"
-                                     "warnings.simplefilter(\"once\")\n") + kClass;
+  const std::string in = std::string(
+                             "import warnings\n\nimport torch\nfrom torch import nn\n\n"
+                             "warnings.simplefilter(\"once\")\n") +
+                         kClass;
   EXPECT_NE(fix_text("GM203", in).find("import warnings\n"), std::string::npos);
 }
 
@@ -54,14 +57,14 @@ TEST(UnusedImports, AnImportUnusedBeforeIsNotTouched) {
 
 TEST(UnusedImports, AliasedOrDottedImportsAreKept) {
   for (const std::string imp : {"import warnings as w\n", "import os.path\n"}) {
-    const std::string body = imp == "import warnings as w\n"
-                                 ? std::string(kClass).replace(std::string(kClass).find("warnings"), 8, "w")
-                                 : std::string(kClass);
+    const std::string body =
+        imp == "import warnings as w\n"
+            ? std::string(kClass).replace(std::string(kClass).find("warnings"), 8, "w")
+            : std::string(kClass);
     const std::string in = imp + "import warnings\n\nimport torch\nfrom torch import nn\n" + body;
     EXPECT_NE(fix_text("GM203", in).find(imp), std::string::npos) << imp;
   }
 }
-
 
 // `from warnings import warn` rewritten away: removed when `warnings` is still
 // imported by another statement (its module import, and side effects, stay),
@@ -72,8 +75,9 @@ constexpr const char* kFromClass =
     "        warn(\"slow path\")\n        return x + 1\n";
 
 TEST(UnusedImports, AFromImportGoesWhenItsModuleIsStillImported) {
-  const std::string in = std::string("import warnings\nfrom warnings import warn\n\nimport torch\n"
-                                     "from torch import nn\n\nwarnings.simplefilter(\"once\")\n") +
+  const std::string in = std::string(
+                             "import warnings\nfrom warnings import warn\n\nimport torch\n"
+                             "from torch import nn\n\nwarnings.simplefilter(\"once\")\n") +
                          kFromClass;
   const std::string out = fix_text("GM203", in);
   EXPECT_NE(out.find("_graphmend_rt.warn("), std::string::npos);

@@ -16,13 +16,13 @@ import warnings
 import pytest
 
 torch = pytest.importorskip("torch")
-from torch._dynamo.utils import counters
+from torch._dynamo.utils import counters  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 THIS = os.path.abspath(__file__)
 
 
-import graphmend.runtime as _graphmend_rt
+import graphmend.runtime as _graphmend_rt  # noqa: E402
 from _torch_cases import Count  # noqa: E402
 
 # ---------------------------------------------------------------------------

@@ -73,12 +73,8 @@ class Dumper {
         out_ += node_info(tree_.kind(id)).name;
         out_ += '(';
         break;
-      case Mode::Index:
-        out_ += "Index(value=";
-        break;
-      case Mode::ExtSlice:
-        out_ += "ExtSlice(dims=[";
-        break;
+      case Mode::Index: out_ += "Index(value="; break;
+      case Mode::ExtSlice: out_ += "ExtSlice(dims=["; break;
     }
   }
 
@@ -134,8 +130,7 @@ class Dumper {
         }
         return;
       }
-      case Mode::Node:
-        break;
+      case Mode::Node: break;
     }
 
     const NodeKind kind = tree_.kind(f.node);

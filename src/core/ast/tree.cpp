@@ -38,7 +38,8 @@ Field Tree::ident_list(std::span<const StrRef> names) {
     out[2 * i] = NodeId{names[i].offset};
     out[2 * i + 1] = NodeId{names[i].length};
   }
-  return {static_cast<std::uint32_t>(out - lists_.data()), static_cast<std::uint32_t>(names.size())};
+  return {static_cast<std::uint32_t>(out - lists_.data()),
+          static_cast<std::uint32_t>(names.size())};
 }
 
 StrRef Tree::intern(std::string_view s) {
@@ -56,8 +57,7 @@ void Tree::set_field(NodeId id, int index, Field value) {
   fields_[nodes_[id.index].first_field + index] = value;
 }
 
-void Tree::set_position(NodeId id, std::uint32_t begin, std::uint32_t end,
-                        const Position& pos) {
+void Tree::set_position(NodeId id, std::uint32_t begin, std::uint32_t end, const Position& pos) {
   auto& n = nodes_[id.index];
   n.begin = begin;
   n.end = end;

@@ -37,8 +37,18 @@ enum class NodeKind : std::uint8_t {
 inline constexpr int kNodeKindCount = static_cast<int>(NodeKind::Count_);
 
 enum class FieldKind : std::uint8_t {
-  Node, OptNode, List, OptList, Ident, OptIdent, IdentList, Int, Constant,
-  OptString, Op, OpList
+  Node,
+  OptNode,
+  List,
+  OptList,
+  Ident,
+  OptIdent,
+  IdentList,
+  Int,
+  Constant,
+  OptString,
+  Op,
+  OpList
 };
 
 struct FieldInfo {
@@ -67,7 +77,7 @@ constexpr std::array<NodeInfo, kNodeKindCount> make_node_table() {
   std::array<NodeInfo, kNodeKindCount> t{};
   int i = 0;
 #define GM_NODE(kind, category, positions_since) \
-  t[i++] = NodeInfo{#kind, #category, positions_since, 0, 0};
+  t[i++] = NodeInfo { #kind, #category, positions_since, 0, 0 };
 #include "nodes.def"
   for (auto& info : t) info.first_field = 0xffff;
   std::uint16_t f = 0;
@@ -85,9 +95,7 @@ constexpr std::array<NodeInfo, kNodeKindCount> make_node_table() {
 
 inline constexpr auto kNodeTable = detail::make_node_table();
 
-constexpr const NodeInfo& node_info(NodeKind k) {
-  return kNodeTable[static_cast<int>(k)];
-}
+constexpr const NodeInfo& node_info(NodeKind k) { return kNodeTable[static_cast<int>(k)]; }
 constexpr std::span<const FieldInfo> fields_of(NodeKind k) {
   const auto& info = node_info(k);
   return {kFieldTable + info.first_field, info.field_count};
@@ -122,9 +130,7 @@ struct Position {
 };
 
 struct ConstantValue {
-  enum class Kind : std::uint8_t {
-    None, True, False, Ellipsis, Int, Float, Complex, Str, Bytes
-  };
+  enum class Kind : std::uint8_t { None, True, False, Ellipsis, Int, Float, Complex, Str, Bytes };
   Kind kind = Kind::None;
   // Int: decimal digits (no sign, no leading zeros except "0").
   // Str: the value as WTF-8 (UTF-8 that may encode lone surrogates).
@@ -166,8 +172,8 @@ class Tree {
   // then source offsets, see source_ref) and reserve room for the tree of its
   // `tokens` tokens, so that building almost never reallocates.
   void reserve_for_source(std::string_view source, std::size_t tokens);
-  NodeId add(NodeKind kind, std::uint32_t begin, std::uint32_t end,
-             const Position& pos, std::initializer_list<Field> fields) {
+  NodeId add(NodeKind kind, std::uint32_t begin, std::uint32_t end, const Position& pos,
+             std::initializer_list<Field> fields) {
     assert(fields.size() == node_info(kind).field_count);
     const auto first = static_cast<std::uint32_t>(fields_.append(fields.begin(), fields.size()));
     nodes_.push_back(Node{kind, begin, end, pos, first});
@@ -211,8 +217,7 @@ class Tree {
   // Change a field after the node was built (contexts, positions of
   // parenthesised expressions, ...).
   void set_field(NodeId id, int index, Field value);
-  void set_position(NodeId id, std::uint32_t begin, std::uint32_t end,
-                    const Position& pos);
+  void set_position(NodeId id, std::uint32_t begin, std::uint32_t end, const Position& pos);
   void set_root(NodeId id) { root_ = id; }
 
   // ---- reading
@@ -220,16 +225,12 @@ class Tree {
   std::size_t node_count() const { return nodes_.size() - 1; }
   const Node& at(NodeId id) const { return nodes_[id.index]; }
   NodeKind kind(NodeId id) const { return nodes_[id.index].kind; }
-  Field field(NodeId id, int index) const {
-    return fields_[nodes_[id.index].first_field + index];
-  }
+  Field field(NodeId id, int index) const { return fields_[nodes_[id.index].first_field + index]; }
   NodeId child(NodeId id, int index) const { return {field(id, index).a}; }
   std::span<const NodeId> children(NodeId id, int index) const;
   // OpList entries hold NodeKind values, IdentList entries (offset, length)
   // pairs, in NodeId::index.
-  std::span<const NodeId> raw_list(NodeId id, int index) const {
-    return children(id, index);
-  }
+  std::span<const NodeId> raw_list(NodeId id, int index) const { return children(id, index); }
   std::string_view str(StrRef s) const {
     return std::string_view(strings_).substr(s.offset, s.length);
   }

@@ -43,8 +43,7 @@ void for_each_child(const Tree& tree, NodeId id, F&& f) {
         for (const NodeId c : tree.children(id, i))
           if (c) f(c);
         break;
-      default:
-        break;
+      default: break;
     }
   }
 }
@@ -52,8 +51,10 @@ void for_each_child(const Tree& tree, NodeId id, F&& f) {
 namespace detail {
 template <typename R>
 Visit as_visit(R&& r) {
-  if constexpr (std::is_same_v<std::decay_t<R>, Visit>) return r;
-  else return r ? Visit::Continue : Visit::SkipChildren;
+  if constexpr (std::is_same_v<std::decay_t<R>, Visit>)
+    return r;
+  else
+    return r ? Visit::Continue : Visit::SkipChildren;
 }
 template <typename F>
 Visit call_visit(F& f, NodeId n) {

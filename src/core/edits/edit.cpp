@@ -41,11 +41,21 @@ bool is_valid_utf8(std::string_view s) {
     const auto c = static_cast<unsigned char>(s[i]);
     std::size_t n;
     std::uint32_t cp;
-    if (c < 0x80) { ++i; continue; }
-    if ((c & 0xE0) == 0xC0) { n = 1; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { n = 2; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { n = 3; cp = c & 0x07; }
-    else return false;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    if ((c & 0xE0) == 0xC0) {
+      n = 1;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3;
+      cp = c & 0x07;
+    } else
+      return false;
     for (std::size_t k = 1; k <= n; ++k) {
       if (i + k >= s.size()) return false;
       const auto d = static_cast<unsigned char>(s[i + k]);
@@ -117,7 +127,10 @@ ApplyResult apply_fixes(std::string_view text, std::span<const Fix> fixes) {
   std::vector<Edit> accepted;  // kept sorted by edit_less
   for (std::size_t idx : order) {
     const Fix& fix = fixes[idx];
-    if (fix.edits.empty()) { out.status[idx] = FixStatus::Empty; continue; }
+    if (fix.edits.empty()) {
+      out.status[idx] = FixStatus::Empty;
+      continue;
+    }
     if (!validate_fix(text, fix).empty()) {
       out.status[idx] = FixStatus::Invalid;
       ++out.invalid;
@@ -128,13 +141,22 @@ ApplyResult apply_fixes(std::string_view text, std::span<const Fix> fixes) {
     for (const Edit& e : fix.edits) {
       bool shared = false;
       for (const Edit& a : accepted) {
-        if (a == e) { shared = true; break; }
-        if (overlaps(a, e)) { conflict = true; break; }
+        if (a == e) {
+          shared = true;
+          break;
+        }
+        if (overlaps(a, e)) {
+          conflict = true;
+          break;
+        }
       }
       if (conflict) break;
       if (!shared) fresh.push_back(&e);
     }
-    if (conflict) { ++out.conflicts; continue; }
+    if (conflict) {
+      ++out.conflicts;
+      continue;
+    }
     for (const Edit* e : fresh)
       accepted.insert(std::upper_bound(accepted.begin(), accepted.end(), *e, edit_less), *e);
     out.status[idx] = FixStatus::Applied;

@@ -33,12 +33,8 @@ struct Edit {
   static Edit replace(std::uint32_t begin, std::uint32_t end, std::string text) {
     return Edit{begin, end, std::move(text)};
   }
-  static Edit insert(std::uint32_t at, std::string text) {
-    return Edit{at, at, std::move(text)};
-  }
-  static Edit remove(std::uint32_t begin, std::uint32_t end) {
-    return Edit{begin, end, {}};
-  }
+  static Edit insert(std::uint32_t at, std::string text) { return Edit{at, at, std::move(text)}; }
+  static Edit remove(std::uint32_t begin, std::uint32_t end) { return Edit{begin, end, {}}; }
   bool is_insertion() const { return begin == end; }
   friend bool operator==(const Edit&, const Edit&) = default;
 };

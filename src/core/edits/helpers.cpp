@@ -26,15 +26,13 @@ std::vector<std::string_view> comments_in(const FileView& file, std::uint32_t be
     const Trivia& t = *it;
     if (t.begin >= end) break;
     if (t.kind != Trivia::Kind::Comment) continue;
-    if (t.begin >= begin && t.end <= end)
-      out.push_back(file.text.substr(t.begin, t.end - t.begin));
+    if (t.begin >= begin && t.end <= end) out.push_back(file.text.substr(t.begin, t.end - t.begin));
   }
   return out;
 }
 
 std::optional<Edit> replace_statement(const FileView& file, NodeId stmt,
-                                      std::span<const std::string> lines,
-                                      bool keep_comments) {
+                                      std::span<const std::string> lines, bool keep_comments) {
   const auto& node = file.tree.at(stmt);
   std::vector<std::string> all;
   if (keep_comments)
@@ -73,12 +71,12 @@ Edit delete_statement(const FileView& file, NodeId stmt) {
         next >= toks.size() || toks[next].kind == Tok::Newline || toks[next].kind == Tok::EndMarker;
     if (!semi_ends_line) return Edit::remove(node.begin, toks[next].begin);
     if (starts_line)
-      return Edit::remove(line_start(file.text, node.begin), full_line_end(file.text, toks[after].end));
+      return Edit::remove(line_start(file.text, node.begin),
+                          full_line_end(file.text, toks[after].end));
     return Edit::remove(node.begin, toks[after].end);
   }
   const std::size_t at = token_at_or_after(file.lexed, node.begin);
-  if (at > 0 && toks[at - 1].kind == Tok::Semi)
-    return Edit::remove(toks[at - 1].begin, node.end);
+  if (at > 0 && toks[at - 1].kind == Tok::Semi) return Edit::remove(toks[at - 1].begin, node.end);
   if (starts_line && only_trivia_after(file.text, node.end))
     return Edit::remove(line_start(file.text, node.begin), full_line_end(file.text, node.end));
   return Edit::remove(node.begin, node.end);
@@ -86,8 +84,10 @@ Edit delete_statement(const FileView& file, NodeId stmt) {
 
 std::string ImportSpec::statement() const {
   std::string s;
-  if (name.empty()) s = "import " + module;
-  else s = "from " + module + " import " + name;
+  if (name.empty())
+    s = "import " + module;
+  else
+    s = "from " + module + " import " + name;
   if (!asname.empty()) s += " as " + asname;
   return s;
 }

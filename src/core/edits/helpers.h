@@ -61,8 +61,7 @@ struct ImportSpec {
   static ImportSpec import_module(std::string module, std::string asname = {}) {
     return {std::move(module), {}, std::move(asname)};
   }
-  static ImportSpec from_import(std::string module, std::string name,
-                                std::string asname = {}) {
+  static ImportSpec from_import(std::string module, std::string name, std::string asname = {}) {
     return {std::move(module), std::move(name), std::move(asname)};
   }
   std::string statement() const;  // the import statement's text

@@ -10,12 +10,14 @@ std::uint32_t SourceMap::to_source(std::uint32_t dest, Side side) const {
   // replacement maps to the replaced text's start. End: the last marker
   // starting strictly before `dest`; an end inside (or at the end of) its
   // replacement maps to the replaced text's end.
-  const auto it =
-      side == Side::Begin
-          ? std::upper_bound(markers_.begin(), markers_.end(), dest,
-                             [](std::uint32_t d, const SourceMarker& m) { return d < m.dest_begin; })
-          : std::lower_bound(markers_.begin(), markers_.end(), dest,
-                             [](const SourceMarker& m, std::uint32_t d) { return m.dest_begin < d; });
+  const auto it = side == Side::Begin
+                      ? std::upper_bound(
+                            markers_.begin(), markers_.end(), dest,
+                            [](std::uint32_t d, const SourceMarker& m) { return d < m.dest_begin; })
+                      : std::lower_bound(markers_.begin(), markers_.end(), dest,
+                                         [](const SourceMarker& m, std::uint32_t d) {
+                                           return m.dest_begin < d;
+                                         });
   if (it == markers_.begin()) return dest;
   const SourceMarker& m = *std::prev(it);
   if (side == Side::Begin ? dest < m.dest_end : dest <= m.dest_end)

@@ -39,7 +39,10 @@ Stylist Stylist::detect(std::string_view text, const LexResult& lexed) {
       continue;
     // Skip the prefix letters: the first quote character is the style.
     for (std::uint32_t i = t.begin; i < t.end; ++i) {
-      if (text[i] == '\'' || text[i] == '"') { s.quote = text[i]; return s; }
+      if (text[i] == '\'' || text[i] == '"') {
+        s.quote = text[i];
+        return s;
+      }
     }
   }
   return s;
@@ -48,8 +51,7 @@ Stylist Stylist::detect(std::string_view text, const LexResult& lexed) {
 std::size_t line_break_len(std::string_view text, std::size_t offset) {
   if (offset >= text.size()) return 0;
   if (text[offset] == '\n') return 1;
-  if (text[offset] == '\r')
-    return offset + 1 < text.size() && text[offset + 1] == '\n' ? 2 : 1;
+  if (text[offset] == '\r') return offset + 1 < text.size() && text[offset + 1] == '\n' ? 2 : 1;
   return 0;
 }
 
@@ -83,8 +85,7 @@ std::string_view line_indentation(std::string_view text, std::uint32_t offset) {
   return text.substr(b, i - b);
 }
 
-std::optional<std::string_view> statement_indentation(std::string_view text,
-                                                      std::uint32_t begin) {
+std::optional<std::string_view> statement_indentation(std::string_view text, std::uint32_t begin) {
   const std::uint32_t b = line_start(text, begin);
   for (std::uint32_t i = b; i < begin; ++i)
     if (!is_space(text[i])) return std::nullopt;
@@ -108,8 +109,13 @@ std::string render_lines(std::span<const std::string> lines, std::string_view in
     // Count levels: a tab or four spaces each; leftover spaces kept as is.
     std::size_t i = 0, levels = 0, spaces = 0;
     while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) {
-      if (line[i] == '\t') { ++levels; spaces = 0; }
-      else if (++spaces == 4) { ++levels; spaces = 0; }
+      if (line[i] == '\t') {
+        ++levels;
+        spaces = 0;
+      } else if (++spaces == 4) {
+        ++levels;
+        spaces = 0;
+      }
       ++i;
     }
     if (n > 0) out += indent;
@@ -128,16 +134,23 @@ std::string quote_string(std::string_view value, const Stylist& style) {
   std::string out(1, q);
   for (char c : value) {
     const auto u = static_cast<unsigned char>(c);
-    if (c == '\\') out += "\\\\";
-    else if (c == q) { out += '\\'; out += c; }
-    else if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == q) {
+      out += '\\';
+      out += c;
+    } else if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
     else if (u < 0x20 || u == 0x7f) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", u);
       out += buf;
-    } else out += c;
+    } else
+      out += c;
   }
   out += q;
   return out;

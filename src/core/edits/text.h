@@ -42,8 +42,7 @@ std::uint32_t full_line_end(std::string_view text, std::uint32_t offset);
 std::string_view line_indentation(std::string_view text, std::uint32_t offset);
 // The indentation of a statement starting at `begin` when it is the first
 // thing on its line; nullopt when something precedes it (`a; b`, `if x: b`).
-std::optional<std::string_view> statement_indentation(std::string_view text,
-                                                      std::uint32_t begin);
+std::optional<std::string_view> statement_indentation(std::string_view text, std::uint32_t begin);
 // True when only whitespace and an optional comment follow `end` on its line.
 bool only_trivia_after(std::string_view text, std::uint32_t end);
 

@@ -12,8 +12,7 @@ bool is_statement(const ast::Tree& tree, NodeId id) {
   return id && ast::node_info(tree.kind(id)).category == "stmt";
 }
 
-void for_each_child(const ast::Tree& tree, NodeId id,
-                    const std::function<void(NodeId)>& f) {
+void for_each_child(const ast::Tree& tree, NodeId id, const std::function<void(NodeId)>& f) {
   ast::for_each_child(tree, id, f);
 }
 

@@ -13,8 +13,8 @@ std::uint32_t count_chars(std::string_view s) {
   return n;
 }
 
-void place(std::string_view text, const LineIndex& lines, std::uint32_t offset,
-           std::uint32_t& line, std::uint32_t& col, std::uint32_t& char_col) {
+void place(std::string_view text, const LineIndex& lines, std::uint32_t offset, std::uint32_t& line,
+           std::uint32_t& col, std::uint32_t& char_col) {
   offset = std::min<std::uint32_t>(offset, static_cast<std::uint32_t>(text.size()));
   if (lines.starts.empty()) {
     line = 1;

@@ -11,8 +11,8 @@
 namespace gm::lint {
 
 std::optional<Source> reparse_source(const Source& original, std::string text) {
-  auto r = original.had_bom() ? Source::decode(std::move(text))
-                              : Source::from_utf8(std::move(text));
+  auto r =
+      original.had_bom() ? Source::decode(std::move(text)) : Source::from_utf8(std::move(text));
   if (auto* s = std::get_if<Source>(&r)) return std::move(*s);
   return std::nullopt;
 }
@@ -37,8 +37,8 @@ std::map<std::string, int> FixResult::applied_per_code() const {
 namespace {
 
 // Runs the selected rules over an already parsed, error-free file.
-CheckResult run_rules(const Source& source, const ParseResult& parsed,
-                      const LintOptions& options, std::span<const Rule* const> rules) {
+CheckResult run_rules(const Source& source, const ParseResult& parsed, const LintOptions& options,
+                      std::span<const Rule* const> rules) {
   CheckResult out;
   std::shared_ptr<const sema::Model> model;
   if (options.build_model) model = options.build_model(source, parsed);
@@ -107,7 +107,8 @@ void drop_unused_imports(FixResult& out, const Source& cur, const ParseResult& p
   const edits::FileView view{cur.text(), parsed.tree, parsed.lexed, style};
   std::vector<edits::Edit> dels = imports_made_unused(original_names, view);
   if (dels.empty()) return;
-  const edits::Fix fix = edits::Fix::safe("Remove the imports the fixes left unused", std::move(dels));
+  const edits::Fix fix =
+      edits::Fix::safe("Remove the imports the fixes left unused", std::move(dels));
   const edits::ApplyResult res = edits::apply_fixes(cur.text(), std::span(&fix, 1));
   if (res.applied == 0) return;
   std::optional<Source> next = reparse_source(cur, res.text);
@@ -207,7 +208,8 @@ FixResult fix_to_fixpoint(const Source& source, const LintOptions& options,
       if (!out.applied.empty()) out.source_map = std::move(source_map);
       out.text = std::string(cur->text());
       out.remaining = std::move(checked.diagnostics);
-      if (!out.applied.empty()) drop_unused_imports(out, *cur, parsed, original_names, options, rules);
+      if (!out.applied.empty())
+        drop_unused_imports(out, *cur, parsed, original_names, options, rules);
       return out;
     }
     std::vector<AppliedFix> this_round;
@@ -245,8 +247,10 @@ FixResult fix_to_fixpoint(const Source& source, const LintOptions& options,
         if (!src || parse_module(*src, options.parse).error) out.culprits.push_back(this_round[k]);
       }
       if (out.culprits.empty()) out.culprits = this_round;
-      if (next) out.syntax_error = next_parsed.error;
-      else out.syntax_error = SyntaxError{"SyntaxError", "fixed text is not valid source"};
+      if (next)
+        out.syntax_error = next_parsed.error;
+      else
+        out.syntax_error = SyntaxError{"SyntaxError", "fixed text is not valid source"};
       out.rounds = round;
       return revert(FixResult::Status::FixBrokeSyntax);
     }

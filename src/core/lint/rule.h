@@ -55,8 +55,7 @@ class RuleContext {
   Location location(std::uint32_t begin, std::uint32_t end) const {
     return locate(text(), lexed().lines, begin, end);
   }
-  std::optional<edits::Edit> replace_statement(ast::NodeId stmt,
-                                               std::span<const std::string> lines,
+  std::optional<edits::Edit> replace_statement(ast::NodeId stmt, std::span<const std::string> lines,
                                                bool keep_comments = true) const {
     return edits::replace_statement(file_, stmt, lines, keep_comments);
   }

@@ -25,8 +25,8 @@ std::vector<std::string> split_selectors(std::string_view list) {
   return out;
 }
 
-std::optional<RuleSelection> RuleSelection::parse(std::string_view select,
-                                                  std::string_view ignore, std::string* bad) {
+std::optional<RuleSelection> RuleSelection::parse(std::string_view select, std::string_view ignore,
+                                                  std::string* bad) {
   RuleSelection sel;
   sel.select = split_selectors(select);
   sel.ignore = split_selectors(ignore);
@@ -47,8 +47,10 @@ int best_match(const std::vector<std::string>& list, std::string_view code) {
   int best = -1;
   for (const auto& s : list) {
     int spec = -1;
-    if (s == "ALL") spec = 0;
-    else if (code.substr(0, s.size()) == s) spec = static_cast<int>(s.size());
+    if (s == "ALL")
+      spec = 0;
+    else if (code.substr(0, s.size()) == s)
+      spec = static_cast<int>(s.size());
     if (spec > best) best = spec;
   }
   return best;

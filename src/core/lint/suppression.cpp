@@ -49,8 +49,7 @@ Suppressions Suppressions::parse(std::string_view text, const LexResult& lexed) 
     if (t.kind != Trivia::Kind::Comment) continue;
     Suppression s;
     std::size_t b = 0, e = 0;
-    if (!parse_suppression_comment(text.substr(t.begin, t.end - t.begin), s.codes, b, e))
-      continue;
+    if (!parse_suppression_comment(text.substr(t.begin, t.end - t.begin), s.codes, b, e)) continue;
     s.line = lexed.lines.starts.empty() ? 1 : lexed.lines.line_of(t.begin);
     s.begin = t.begin + static_cast<std::uint32_t>(b);
     s.end = t.begin + static_cast<std::uint32_t>(e);

@@ -55,9 +55,9 @@ Mentions mentions(const ast::Tree& tree, std::string_view text) {
       case NodeKind::FunctionDef:
       case NodeKind::AsyncFunctionDef:
       case NodeKind::ClassDef: {
-        const int f = tree.kind(n) == NodeKind::ClassDef ? GM_F(ClassDef, name)
+        const int f = tree.kind(n) == NodeKind::ClassDef      ? GM_F(ClassDef, name)
                       : tree.kind(n) == NodeKind::FunctionDef ? GM_F(FunctionDef, name)
-                                                                : GM_F(AsyncFunctionDef, name);
+                                                              : GM_F(AsyncFunctionDef, name);
         const std::string_view id = tree.text(tree.field(n, f));
         m.names.emplace(id);
         if (kDynamic.count(id)) m.dynamic = true;
@@ -73,8 +73,7 @@ Mentions mentions(const ast::Tree& tree, std::string_view text) {
         m.strings.emplace_back(text.substr(r.begin, r.end - r.begin));
         break;
       }
-      default:
-        break;
+      default: break;
     }
   });
   return m;
@@ -179,7 +178,8 @@ std::vector<edits::Edit> imports_made_unused(const std::set<std::string>& read_b
     // `X.` in a string (an annotation, a doctest); a from-imported name
     // anywhere in one (`"Foo"` as an annotation).
     const std::string needle = from_import ? name : name + ".";
-    for (const std::string& s : now.strings) in_string = in_string || s.find(needle) != std::string::npos;
+    for (const std::string& s : now.strings)
+      in_string = in_string || s.find(needle) != std::string::npos;
     if (in_string) continue;
     // Its own whole line (and, when it was alone in its group of imports,
     // one of the blank lines around it); anything else is kept.

@@ -49,10 +49,8 @@ bool starts_expression(Tok k) {
     case Tok::KwTrue:
     case Tok::KwFalse:
     case Tok::KwNone:
-    case Tok::Ellipsis:
-      return true;
-    default:
-      return false;
+    case Tok::Ellipsis: return true;
+    default: return false;
   }
 }
 
@@ -70,10 +68,8 @@ bool ends_expression(Tok k) {
     case Tok::Colon:
     case Tok::Newline:
     case Tok::Equal:
-    case Tok::Semi:
-      return true;
-    default:
-      return false;
+    case Tok::Semi: return true;
+    default: return false;
   }
 }
 
@@ -167,8 +163,7 @@ NodeId Parser::named_expression() {
     DepthGuard guard(*this);
     const Token& name = advance();
     advance();  // ':='
-    const NodeId target =
-        make(NodeKind::Name, name, name, {identifier(name), Op(NodeKind::Store)});
+    const NodeId target = make(NodeKind::Name, name, name, {identifier(name), Op(NodeKind::Store)});
     const NodeId value = expression();
     return make(NodeKind::NamedExpr, name, previous(), {N(target), N(value)});
   }
@@ -340,15 +335,12 @@ bool Parser::at_compare_op(NodeKind& op) const {
     case Tok::Greater: op = NodeKind::Gt; return true;
     case Tok::GreaterEqual: op = NodeKind::GtE; return true;
     case Tok::KwIn: op = NodeKind::In; return true;
-    case Tok::KwIs:
-      op = kind(1) == Tok::KwNot ? NodeKind::IsNot : NodeKind::Is;
-      return true;
+    case Tok::KwIs: op = kind(1) == Tok::KwNot ? NodeKind::IsNot : NodeKind::Is; return true;
     case Tok::KwNot:
       if (kind(1) != Tok::KwIn) return false;
       op = NodeKind::NotIn;
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -429,9 +421,7 @@ NodeId Parser::primary() {
         e = make(NodeKind::Attribute, first, name, {N(e), identifier(name), Op(NodeKind::Load)});
         break;
       }
-      case Tok::LPar:
-        e = call(e, first, true);
-        break;
+      case Tok::LPar: e = call(e, first, true); break;
       case Tok::LSqb: {
         DepthGuard guard(*this);
         BracketGuard brackets(*this);
@@ -442,8 +432,7 @@ NodeId Parser::primary() {
         e = make(NodeKind::Subscript, first, previous(), {N(e), N(s), Op(NodeKind::Load)});
         break;
       }
-      default:
-        return e;
+      default: return e;
     }
   }
 }
@@ -514,10 +503,9 @@ NodeId Parser::call(NodeId func, const Token& first, bool allow_genexp) {
       advance();
       const NodeId v = expression();
       // 3.8 ends a starred argument at its value (`*(a)` ends before ')').
-      const NodeId s =
-          version_at_least(9)
-              ? make(NodeKind::Starred, afirst, previous(), {N(v), Op(NodeKind::Load)})
-              : make_from(NodeKind::Starred, afirst, v, {N(v), Op(NodeKind::Load)});
+      const NodeId s = version_at_least(9)
+                           ? make(NodeKind::Starred, afirst, previous(), {N(v), Op(NodeKind::Load)})
+                           : make_from(NodeKind::Starred, afirst, v, {N(v), Op(NodeKind::Load)});
       if (seen_double_star) {
         if (!version_at_least(10) || minor() >= 13)
           fail_range(version_at_least(13) ? begin_of(first_double_star) : afirst.begin,
@@ -575,11 +563,13 @@ NodeId Parser::call(NodeId func, const Token& first, bool allow_genexp) {
         keyword_assignment_error(e);
       }
       if (seen_double_star) {
-        if (version_at_least(9)) syntax_error_after_argument(e, "positional argument follows keyword argument unpacking");
+        if (version_at_least(9))
+          syntax_error_after_argument(e, "positional argument follows keyword argument unpacking");
         fail_node(e, "positional argument follows keyword argument unpacking");
       }
       if (seen_keyword) {
-        if (version_at_least(9)) syntax_error_after_argument(e, "positional argument follows keyword argument");
+        if (version_at_least(9))
+          syntax_error_after_argument(e, "positional argument follows keyword argument");
         fail_node(e, "positional argument follows keyword argument");
       }
       scratch_.push_back(e);
@@ -593,13 +583,13 @@ NodeId Parser::call(NodeId func, const Token& first, bool allow_genexp) {
   const std::size_t end = scratch_.size();
   for (std::size_t i = base; i < end; ++i)
     if (tree_.kind(scratch_[i]) != NodeKind::keyword) scratch_.push_back(scratch_[i]);
-  const ast::Field args = tree_.list(
-      std::span<const NodeId>(scratch_.data() + end, scratch_.size() - end));
+  const ast::Field args =
+      tree_.list(std::span<const NodeId>(scratch_.data() + end, scratch_.size() - end));
   scratch_.resize(end);
   for (std::size_t i = base; i < end; ++i)
     if (tree_.kind(scratch_[i]) == NodeKind::keyword) scratch_.push_back(scratch_[i]);
-  const ast::Field keywords = tree_.list(
-      std::span<const NodeId>(scratch_.data() + end, scratch_.size() - end));
+  const ast::Field keywords =
+      tree_.list(std::span<const NodeId>(scratch_.data() + end, scratch_.size() - end));
   scratch_.resize(base);
   return make(NodeKind::Call, first, previous(), {N(func), args, keywords});
 }
@@ -661,19 +651,13 @@ NodeId Parser::atom() {
                                         : K::Ellipsis;
       return make(NodeKind::Constant, t, t, {tree_.constant(v), Tree::none_string()});
     }
-    case Tok::Number:
-      return number();
+    case Tok::Number: return number();
     case Tok::String:
-    case Tok::FStringStart:
-      return strings();
-    case Tok::LPar:
-      return parenthesized();
-    case Tok::LSqb:
-      return list_display();
-    case Tok::LBrace:
-      return brace_display();
-    default:
-      syntax_error_here();
+    case Tok::FStringStart: return strings();
+    case Tok::LPar: return parenthesized();
+    case Tok::LSqb: return list_display();
+    case Tok::LBrace: return brace_display();
+    default: syntax_error_here();
   }
 }
 
@@ -897,9 +881,10 @@ NodeId Parser::target_list(TargetKind why) {
     }
     // 3.8 starts a for/comprehension target tuple at its first element's
     // node (`for (a), b in c` -> col of `a`), ending at its last token.
-    result = version_at_least(9)
-                 ? make(NodeKind::Tuple, first, previous(), {scratch_list(base), Op(NodeKind::Load)})
-                 : make_to(NodeKind::Tuple, t, previous(), {scratch_list(base), Op(NodeKind::Load)});
+    result =
+        version_at_least(9)
+            ? make(NodeKind::Tuple, first, previous(), {scratch_list(base), Op(NodeKind::Load)})
+            : make_to(NodeKind::Tuple, t, previous(), {scratch_list(base), Op(NodeKind::Load)});
   }
   set_context(result, NodeKind::Store, why);
   return result;

@@ -178,8 +178,7 @@ NodeId Parser::strings() {
     ast::ConstantValue cv;
     cv.kind = ast::ConstantValue::Kind::Bytes;
     cv.text = tree_.intern(bytes_value);
-    return make(NodeKind::Constant, first, last,
-                {tree_.constant(cv), ast::Tree::none_string()});
+    return make(NodeKind::Constant, first, last, {tree_.constant(cv), ast::Tree::none_string()});
   }
   if (!any_fstring) {
     std::string value;
@@ -188,8 +187,7 @@ NodeId Parser::strings() {
     cv.kind = ast::ConstantValue::Kind::Str;
     cv.text = tree_.intern(value);
     return make(NodeKind::Constant, first, last,
-                {tree_.constant(cv),
-                 first_u ? tree_.string("u") : ast::Tree::none_string()});
+                {tree_.constant(cv), first_u ? tree_.string("u") : ast::Tree::none_string()});
   }
 
   // Merge adjacent literal parts; drop empty ones.
@@ -245,11 +243,10 @@ NodeId Parser::single_string() {
         [&](std::string& out) { err = literals::decode_body(body, t.flags, out); });
     if (err) fail(t, std::move(err->message));
   }
-  cv.kind = (t.flags & kPrefixBytes) ? ast::ConstantValue::Kind::Bytes
-                                     : ast::ConstantValue::Kind::Str;
+  cv.kind =
+      (t.flags & kPrefixBytes) ? ast::ConstantValue::Kind::Bytes : ast::ConstantValue::Kind::Str;
   // Constant.kind is 'u' for a u'' string (never for bytes: b and u do not mix).
-  const ast::Field kind_field =
-      tt[0] == 'u' ? tree_.string("u") : ast::Tree::none_string();
+  const ast::Field kind_field = tt[0] == 'u' ? tree_.string("u") : ast::Tree::none_string();
   return make(NodeKind::Constant, t, t, {tree_.constant(cv), kind_field});
 }
 
@@ -421,8 +418,7 @@ void Parser::fstring_remap(NodeId node, int line0, int col_delta, int line_delta
           fstring_remap(kid, line0, col_delta, line_delta);
         break;
       }
-      default:
-        break;
+      default: break;
     }
   }
 }
@@ -438,8 +434,10 @@ void Parser::fstring_field(FStringState& st, std::vector<FStringPart>& out, int 
   // Empty expression.
   if (at(Tok::RBrace) || at(Tok::Exclamation) || at(Tok::Colon) || at(Tok::Equal)) {
     const Token& t = peek();
-    const char c = t.kind == Tok::RBrace ? '}' : t.kind == Tok::Exclamation ? '!'
-                 : t.kind == Tok::Colon ? ':' : '=';
+    const char c = t.kind == Tok::RBrace        ? '}'
+                   : t.kind == Tok::Exclamation ? '!'
+                   : t.kind == Tok::Colon       ? ':'
+                                                : '=';
     if (modern) fail(t, std::string("f-string: valid expression required before '") + c + "'");
     if (version_at_least(11) && c != '}')
       fail(t, std::string("f-string: expression required before '") + c + "'");
@@ -590,17 +588,16 @@ void Parser::fstring_field(FStringState& st, std::vector<FStringPart>& out, int 
       // newline itself and the token's column is added again.
       bool newline_after_brace = true;
       const std::string_view src = source_.text();
-      for (std::uint32_t o = lbrace.end; o < src.size() && src[o] != '}' && src[o] != '\n' &&
-                                         src[o] != '\r';
-           ++o) {
+      for (std::uint32_t o = lbrace.end;
+           o < src.size() && src[o] != '}' && src[o] != '\n' && src[o] != '\r'; ++o) {
         if (src[o] != ' ' && src[o] != '\t' && src[o] != '\f') {
           newline_after_brace = false;
           break;
         }
       }
       if (!newline_after_brace)
-        fstring_remap(expr, static_cast<int>(brace_line),
-                      static_cast<int>(col_of(tok.begin)) + 1, 0);
+        fstring_remap(expr, static_cast<int>(brace_line), static_cast<int>(col_of(tok.begin)) + 1,
+                      0);
     } else if (minor() <= 8) {
       // Python/ast.c (3.8): strstr("{" expr "}") in the first token of the
       // concatenation; the column is relative to the last newline before
@@ -712,12 +709,14 @@ NodeId Parser::fstring_spec(FStringState& st, const Token& colon, int level) {
   }
   const ast::Field values = scratch_list(base);
   if (modern) {
-    return tree_.add(NodeKind::JoinedStr, colon.begin, spec_end,
-                     position_of(colon.begin, spec_end), {values});
+    return tree_.add(NodeKind::JoinedStr, colon.begin, spec_end, position_of(colon.begin, spec_end),
+                     {values});
   }
   const NodeId js = tree_.add(NodeKind::JoinedStr, colon.begin, spec_end, Position{}, {values});
-  if (minor() <= 8) st.whole_span.push_back(js);
-  else st.token_span.push_back(js);
+  if (minor() <= 8)
+    st.whole_span.push_back(js);
+  else
+    st.token_span.push_back(js);
   return js;
 }
 

@@ -22,8 +22,10 @@ NodeId Parser::parameter(bool is_lambda, bool allow_star_annotation) {
     const auto& toks = lexed_.tokens;
     while (i < toks.size() && toks[i].kind == Tok::Name) {
       ++i;
-      if (i < toks.size() && toks[i].kind == Tok::Comma) ++i;
-      else break;
+      if (i < toks.size() && toks[i].kind == Tok::Comma)
+        ++i;
+      else
+        break;
     }
     if (i < toks.size() && toks[i].kind == Tok::RPar && i > mark() + 1)
       fail_range(open.begin, toks[i].end, "Function parameters cannot be parenthesized");
@@ -124,12 +126,12 @@ NodeId Parser::parameters(bool is_lambda) {
         } else if (seen_default) {
           // 3.8 points at the first parameter, 3.9 at the token after this
           // one, 3.10+ at this one.
-          const Token& where = version_at_least(10) ? name
+          const Token& where = version_at_least(10)  ? name
                                : version_at_least(9) ? peek()
                                                      : lexed_.tokens[first_param];
           fail(where, version_at_least(12)
-                         ? "parameter without a default follows parameter with a default"
-                         : "non-default argument follows default argument");
+                          ? "parameter without a default follows parameter with a default"
+                          : "non-default argument follows default argument");
         }
       }
       scratch_.push_back(a);
@@ -171,9 +173,9 @@ NodeId Parser::parameters(bool is_lambda) {
   const ast::Field kw_defaults = scratch_list(top);
   scratch_.resize(base);
 
-  return tree_.add(NodeKind::arguments, here, here, Position{},
-                   {posonly, args, Tree::node(vararg), kwonly, kw_defaults, Tree::node(kwarg),
-                    defaults});
+  return tree_.add(
+      NodeKind::arguments, here, here, Position{},
+      {posonly, args, Tree::node(vararg), kwonly, kw_defaults, Tree::node(kwarg), defaults});
 }
 
 }  // namespace gm::detail

@@ -8,7 +8,6 @@
 #include <string>
 #include <utility>
 
-
 namespace gm {
 
 ParseResult parse_module(const Source& source, const ParseOptions& options) {
@@ -61,7 +60,6 @@ bool Parser::at_soft_keyword(std::string_view word, int ahead) const {
   const Token& t = peek(ahead);
   return t.kind == Tok::Name && text(t) == word;
 }
-
 
 // ---------------------------------------------------------------------------
 // Errors
@@ -122,8 +120,7 @@ SyntaxError Parser::lexer_error() const {
   abort_with(std::move(e));
 }
 
-[[noreturn]] void Parser::fail_range(std::uint32_t begin, std::uint32_t end,
-                                     std::string message) {
+[[noreturn]] void Parser::fail_range(std::uint32_t begin, std::uint32_t end, std::string message) {
   SyntaxError e;
   e.message = std::move(message);
   const Position p = position_of(begin, end);
@@ -244,8 +241,7 @@ NodeId Parser::make(NodeKind kind, std::uint32_t begin, std::uint32_t end,
 
 NodeId Parser::make_between(NodeKind kind, NodeId first, NodeId last,
                             std::initializer_list<ast::Field> fields) {
-  return tree_.add(kind, begin_of(first), end_of(last), position_between(first, last),
-                   fields);
+  return tree_.add(kind, begin_of(first), end_of(last), position_between(first, last), fields);
 }
 
 NodeId Parser::make_from(NodeKind kind, const Token& first, NodeId last,

@@ -90,10 +90,8 @@ class Parser {
   int minor() const { return options_.version.minor; }
 
   // Errors. fail() never returns.
-  [[noreturn]] void fail(const Token& at, std::string message,
-                         std::string kind = "SyntaxError");
-  [[noreturn]] void fail_range(std::uint32_t begin, std::uint32_t end,
-                               std::string message);
+  [[noreturn]] void fail(const Token& at, std::string message, std::string kind = "SyntaxError");
+  [[noreturn]] void fail_range(std::uint32_t begin, std::uint32_t end, std::string message);
   [[noreturn]] void fail_node(NodeId node, std::string message);
   // Reject syntax the selected version lacks, CPython-style:
   // "<what> is only supported in Python 3.<minor> and greater".
@@ -315,8 +313,7 @@ class Parser {
   EndPosition compound_end_position() const;
   // A compound statement node from `first` to compound_end(), positioned
   // from token lines rather than line searches (its start is far behind).
-  NodeId make_compound(NodeKind kind, const Token& first,
-                       std::initializer_list<ast::Field> fields);
+  NodeId make_compound(NodeKind kind, const Token& first, std::initializer_list<ast::Field> fields);
   // ':' after a compound statement header. CPython 3.10+ says "expected ':'"
   // where its grammar forces the token (&&':') or a NEWLINE comes instead.
   void expect_colon(bool forced);
@@ -362,7 +359,6 @@ class Parser {
   SyntaxError lexer_error() const;  // the lexer's error as this version words it
 
  private:
-
   friend class DepthGuard;
 };
 

@@ -275,12 +275,9 @@ NodeId Parser::closed_pattern() {
       const ast::Field pats = scratch_list(base);
       return make(NodeKind::MatchSequence, first, close, {pats});
     }
-    case Tok::LSqb:
-      return sequence_pattern();
-    case Tok::LBrace:
-      return mapping_pattern();
-    default:
-      syntax_error_here();
+    case Tok::LSqb: return sequence_pattern();
+    case Tok::LBrace: return mapping_pattern();
+    default: syntax_error_here();
   }
 }
 

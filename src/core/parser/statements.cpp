@@ -54,8 +54,7 @@ NodeId Parser::parse_file() {
     statement();
   }
   const ast::Field body = scratch_list(base);
-  return tree_.add(NodeKind::Module, 0, 0, Position{},
-                   {body, empty_list(tree_)});
+  return tree_.add(NodeKind::Module, 0, 0, Position{}, {body, empty_list(tree_)});
 }
 
 void Parser::statement() {
@@ -68,9 +67,7 @@ void Parser::statement() {
     case Tok::KwDef:
     case Tok::KwClass:
     case Tok::KwAsync:
-    case Tok::At:
-      scratch_.push_back(compound_statement());
-      return;
+    case Tok::At: scratch_.push_back(compound_statement()); return;
     case Tok::Name:
       if (version_at_least(10) && at_soft_keyword("match")) {
         if (at_match_statement()) {
@@ -89,10 +86,8 @@ void Parser::statement() {
       break;
     case Tok::Indent:
     case Tok::Dedent:
-    case Tok::Error:
-      syntax_error_here();
-    default:
-      break;
+    case Tok::Error: syntax_error_here();
+    default: break;
   }
   simple_statements();
 }
@@ -183,15 +178,9 @@ NodeId Parser::make_compound(NodeKind kind, const Token& first,
 NodeId Parser::simple_statement() {
   const Token& first = peek();
   switch (first.kind) {
-    case Tok::KwPass:
-      advance();
-      return make(NodeKind::Pass, first, first, {});
-    case Tok::KwBreak:
-      advance();
-      return make(NodeKind::Break, first, first, {});
-    case Tok::KwContinue:
-      advance();
-      return make(NodeKind::Continue, first, first, {});
+    case Tok::KwPass: advance(); return make(NodeKind::Pass, first, first, {});
+    case Tok::KwBreak: advance(); return make(NodeKind::Break, first, first, {});
+    case Tok::KwContinue: advance(); return make(NodeKind::Continue, first, first, {});
     case Tok::KwReturn: {
       advance();
       NodeId value{};
@@ -240,10 +229,8 @@ NodeId Parser::simple_statement() {
       if (accept(Tok::Comma)) msg = expression();
       return make(NodeKind::Assert, first, previous(), {Tree::node(test), Tree::node(msg)});
     }
-    case Tok::KwImport:
-      return import_name();
-    case Tok::KwFrom:
-      return import_from();
+    case Tok::KwImport: return import_name();
+    case Tok::KwFrom: return import_from();
     case Tok::Name:
       if (version_at_least(12) && at_soft_keyword("type") && kind(1) == Tok::Name) {
         if (kind(2) == Tok::Equal || kind(2) == Tok::LSqb) return type_alias();
@@ -252,8 +239,7 @@ NodeId Parser::simple_statement() {
         fail(peek(2), "invalid syntax");
       }
       break;
-    default:
-      break;
+    default: break;
   }
   return expression_statement();
 }
@@ -314,7 +300,7 @@ NodeId Parser::expression_statement() {
     set_context(e, NodeKind::Store, TargetKind::AugAssign);
     advance();
     // 3.8: augassign (yield_expr | testlist) — no unpacking.
-    const NodeId value = at(Tok::KwYield)        ? yield_expression()
+    const NodeId value = at(Tok::KwYield)      ? yield_expression()
                          : version_at_least(9) ? star_expressions()
                                                : expressions();
     return make(NodeKind::AugAssign, first, previous(),
@@ -420,36 +406,22 @@ NodeId Parser::import_from() {
 NodeId Parser::compound_statement() {
   DepthGuard guard(*this);
   switch (kind()) {
-    case Tok::KwIf:
-      return if_statement();
-    case Tok::KwWhile:
-      return while_statement();
-    case Tok::KwFor:
-      return for_statement();
-    case Tok::KwTry:
-      return try_statement();
-    case Tok::KwWith:
-      return with_statement();
-    case Tok::KwDef:
-      return function_def(empty_list(tree_), peek());
-    case Tok::KwClass:
-      return class_def(empty_list(tree_), peek());
-    case Tok::At:
-      return decorated();
+    case Tok::KwIf: return if_statement();
+    case Tok::KwWhile: return while_statement();
+    case Tok::KwFor: return for_statement();
+    case Tok::KwTry: return try_statement();
+    case Tok::KwWith: return with_statement();
+    case Tok::KwDef: return function_def(empty_list(tree_), peek());
+    case Tok::KwClass: return class_def(empty_list(tree_), peek());
+    case Tok::At: return decorated();
     case Tok::KwAsync:
       switch (kind(1)) {
-        case Tok::KwDef:
-          return function_def(empty_list(tree_), peek());
-        case Tok::KwFor:
-          return for_statement();
-        case Tok::KwWith:
-          return with_statement();
-        default:
-          advance();
-          syntax_error_here();
+        case Tok::KwDef: return function_def(empty_list(tree_), peek());
+        case Tok::KwFor: return for_statement();
+        case Tok::KwWith: return with_statement();
+        default: advance(); syntax_error_here();
       }
-    default:
-      syntax_error_here();
+    default: syntax_error_here();
   }
 }
 
@@ -485,8 +457,8 @@ NodeId Parser::if_statement() {
   }
   for (std::size_t i = elifs.size(); i-- > 0;) {
     const Clause& c = elifs[i];
-    const NodeId nested = make_compound(NodeKind::If, lexed_.tokens[c.keyword],
-                                        {Tree::node(c.test), c.body, orelse});
+    const NodeId nested =
+        make_compound(NodeKind::If, lexed_.tokens[c.keyword], {Tree::node(c.test), c.body, orelse});
     orelse = tree_.list(std::span<const NodeId>(&nested, 1));
   }
   return make_compound(NodeKind::If, lexed_.tokens[head.keyword],
@@ -525,7 +497,7 @@ NodeId Parser::for_statement() {
     orelse = block("'else' statement", e.line);
   }
   return make_compound(is_async ? NodeKind::AsyncFor : NodeKind::For, first,
-              {Tree::node(target), Tree::node(iter), body, orelse, Tree::none_string()});
+                       {Tree::node(target), Tree::node(iter), body, orelse, Tree::none_string()});
 }
 
 // with_item: expression 'as' star_target &(',' | ')' | ':') | expression
@@ -622,7 +594,7 @@ NodeId Parser::with_statement() {
   expect_colon(false);
   const ast::Field body = block("'with' statement", kw.line);
   return make_compound(is_async ? NodeKind::AsyncWith : NodeKind::With, first,
-              {items, body, Tree::none_string()});
+                       {items, body, Tree::none_string()});
 }
 
 // try_stmt: 'try' ':' block (except_block+ | except_star_block+)
@@ -665,8 +637,7 @@ NodeId Parser::try_statement() {
     }
     expect_colon(false);
     const ast::Field hbody = block(star ? "'except*' statement" : "'except' statement", ex.line);
-    scratch_.push_back(make_compound(NodeKind::ExceptHandler, ex,
-                            {Tree::node(type), name, hbody}));
+    scratch_.push_back(make_compound(NodeKind::ExceptHandler, ex, {Tree::node(type), name, hbody}));
   }
   const bool has_handlers = scratch_.size() > base;
   const ast::Field handlers = scratch_list(base);
@@ -697,7 +668,7 @@ NodeId Parser::try_statement() {
     syntax_error_here();
   }
   return make_compound(style == 2 ? NodeKind::TryStar : NodeKind::Try, kw,
-              {body, handlers, orelse, finalbody});
+                       {body, handlers, orelse, finalbody});
 }
 
 // 3.8's decorator: '@' dotted_name [ '(' [arglist] ')' ] NEWLINE. Checked on
@@ -716,7 +687,8 @@ void Parser::check_38_decorator() {
     int depth = 0;
     for (; i < toks.size(); ++i) {
       const Tok k = toks[i].kind;
-      if (k == Tok::LPar || k == Tok::LSqb || k == Tok::LBrace) ++depth;
+      if (k == Tok::LPar || k == Tok::LSqb || k == Tok::LBrace)
+        ++depth;
       else if (k == Tok::RPar || k == Tok::RSqb || k == Tok::RBrace) {
         if (--depth == 0) break;
       } else if (k == Tok::Newline || k == Tok::EndMarker || k == Tok::Error) {
@@ -738,16 +710,13 @@ NodeId Parser::decorated() {
   }
   const ast::Field decorators = scratch_list(base);
   switch (kind()) {
-    case Tok::KwDef:
-      return function_def(decorators, peek());
+    case Tok::KwDef: return function_def(decorators, peek());
     case Tok::KwAsync:
       if (kind(1) == Tok::KwDef) return function_def(decorators, peek());
       advance();
       syntax_error_here();
-    case Tok::KwClass:
-      return class_def(decorators, peek());
-    default:
-      syntax_error_here();
+    case Tok::KwClass: return class_def(decorators, peek());
+    default: syntax_error_here();
   }
 }
 
@@ -784,8 +753,8 @@ NodeId Parser::function_def(ast::Field decorators, const Token& first) {
   expect_colon(true);
   const ast::Field body = block("function definition", kw.line);
   return make_compound(is_async ? NodeKind::AsyncFunctionDef : NodeKind::FunctionDef, first,
-              {name, Tree::node(args), body, decorators, Tree::node(returns),
-               Tree::none_string(), tparams});
+                       {name, Tree::node(args), body, decorators, Tree::node(returns),
+                        Tree::none_string(), tparams});
 }
 
 // class_def_raw: 'class' NAME [type_params] ['(' [arguments] ')'] ':' block
@@ -809,7 +778,7 @@ NodeId Parser::class_def(ast::Field decorators, const Token& first) {
   expect_colon(false);
   const ast::Field body = block("class definition", kw.line);
   return make_compound(NodeKind::ClassDef, first,
-              {name, bases, keywords, body, decorators, tparams});
+                       {name, bases, keywords, body, decorators, tparams});
 }
 
 // ---------------------------------------------------------------------------
@@ -832,10 +801,8 @@ bool Parser::at_match_statement() const {
     case Tok::RSqb:
     case Tok::RBrace:
     case Tok::ColonEqual:
-    case Tok::Error:
-      return false;
-    default:
-      break;
+    case Tok::Error: return false;
+    default: break;
   }
   NodeKind op{};
   if (is_augassign(kind(1), op)) return false;
@@ -853,12 +820,13 @@ bool Parser::at_match_statement() const {
 NodeId Parser::type_alias() {
   const Token& first = advance();
   const Token& name_tok = expect(Tok::Name);
-  const NodeId name = make(NodeKind::Name, name_tok, name_tok,
-                           {identifier(name_tok), Tree::op(NodeKind::Store)});
+  const NodeId name =
+      make(NodeKind::Name, name_tok, name_tok, {identifier(name_tok), Tree::op(NodeKind::Store)});
   const ast::Field tparams = type_params_opt();
   expect(Tok::Equal);
   const NodeId value = expression();
-  return make(NodeKind::TypeAlias, first, previous(), {Tree::node(name), tparams, Tree::node(value)});
+  return make(NodeKind::TypeAlias, first, previous(),
+              {Tree::node(name), tparams, Tree::node(value)});
 }
 
 }  // namespace gm::detail

@@ -60,10 +60,10 @@ NodeId Parser::invalid_target(NodeId e, NodeKind ctx) const {
   switch (tree_.kind(e)) {
     case NodeKind::Name:
     case NodeKind::Attribute:
-    case NodeKind::Subscript:
-      return NodeId{};
+    case NodeKind::Subscript: return NodeId{};
     case NodeKind::Starred:
-      if (ctx == NodeKind::Del) return version_at_least(9) ? e : invalid_target(tree_.child(e, GM_F(Starred, value)), ctx);
+      if (ctx == NodeKind::Del)
+        return version_at_least(9) ? e : invalid_target(tree_.child(e, GM_F(Starred, value)), ctx);
       return invalid_target(tree_.child(e, GM_F(Starred, value)), ctx);
     case NodeKind::Tuple:
     case NodeKind::List: {
@@ -74,22 +74,15 @@ NodeId Parser::invalid_target(NodeId e, NodeKind ctx) const {
       }
       return NodeId{};
     }
-    default:
-      return e;
+    default: return e;
   }
 }
 
 void Parser::apply_context(NodeId e, NodeKind ctx) {
   switch (tree_.kind(e)) {
-    case NodeKind::Name:
-      tree_.set_field(e, GM_F(Name, ctx), ast::Tree::op(ctx));
-      return;
-    case NodeKind::Attribute:
-      tree_.set_field(e, GM_F(Attribute, ctx), ast::Tree::op(ctx));
-      return;
-    case NodeKind::Subscript:
-      tree_.set_field(e, GM_F(Subscript, ctx), ast::Tree::op(ctx));
-      return;
+    case NodeKind::Name: tree_.set_field(e, GM_F(Name, ctx), ast::Tree::op(ctx)); return;
+    case NodeKind::Attribute: tree_.set_field(e, GM_F(Attribute, ctx), ast::Tree::op(ctx)); return;
+    case NodeKind::Subscript: tree_.set_field(e, GM_F(Subscript, ctx), ast::Tree::op(ctx)); return;
     case NodeKind::Starred:
       tree_.set_field(e, GM_F(Starred, ctx), ast::Tree::op(ctx));
       apply_context(tree_.child(e, GM_F(Starred, value)), ctx);
@@ -102,8 +95,7 @@ void Parser::apply_context(NodeId e, NodeKind ctx) {
       tree_.set_field(e, GM_F(List, ctx), ast::Tree::op(ctx));
       for (const NodeId c : tree_.children(e, GM_F(List, elts))) apply_context(c, ctx);
       return;
-    default:
-      return;
+    default: return;
   }
 }
 
@@ -138,8 +130,8 @@ void Parser::set_context(NodeId e, NodeKind ctx, TargetKind why) {
         fail_node(e, "assignment to yield expression not possible");
       if (why == TargetKind::Assign && bad == e && version_at_least(10) &&
           assignment_hint_applies(e))
-        fail_node(e, "cannot assign to " + expr_name(e) +
-                         " here. Maybe you meant '==' instead of '='?");
+        fail_node(
+            e, "cannot assign to " + expr_name(e) + " here. Maybe you meant '==' instead of '='?");
       fail_node(bad, "cannot assign to " + expr_name(bad));
     }
   }
@@ -158,17 +150,14 @@ void Parser::check_debug_target(NodeId e, NodeKind ctx) {
       if (tree_.text(tree_.field(e, GM_F(Attribute, attr))) == "__debug__")
         fail_node(e, "cannot assign to __debug__");
       return;
-    case NodeKind::Starred:
-      check_debug_target(tree_.child(e, GM_F(Starred, value)), ctx);
-      return;
+    case NodeKind::Starred: check_debug_target(tree_.child(e, GM_F(Starred, value)), ctx); return;
     case NodeKind::Tuple:
       for (const NodeId c : tree_.children(e, GM_F(Tuple, elts))) check_debug_target(c, ctx);
       return;
     case NodeKind::List:
       for (const NodeId c : tree_.children(e, GM_F(List, elts))) check_debug_target(c, ctx);
       return;
-    default:
-      return;
+    default: return;
   }
 }
 
@@ -255,10 +244,8 @@ bool Parser::starts_value_bitwise_or() const {
     case Tok::KwTrue:
     case Tok::KwFalse:
     case Tok::KwNone:
-    case Tok::Ellipsis:
-      return true;
-    default:
-      return false;
+    case Tok::Ellipsis: return true;
+    default: return false;
   }
 }
 

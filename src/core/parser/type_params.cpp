@@ -18,7 +18,8 @@ ast::Field Parser::type_params_opt() {
   if (!at(Tok::LSqb) || !version_at_least(12)) return tree_.list(std::span<const NodeId>());
   const Token& open = advance();
   if (at(Tok::RSqb)) {
-    if (version_at_least(13)) fail_range(peek().begin, peek().begin, "Type parameter list cannot be empty");
+    if (version_at_least(13))
+      fail_range(peek().begin, peek().begin, "Type parameter list cannot be empty");
     syntax_error_here();
   }
   (void)open;
@@ -44,7 +45,8 @@ NodeId Parser::type_param() {
     }
     NodeId def{};
     if (v13 && accept(Tok::Equal)) def = star_expression();
-    return make(NodeKind::TypeVarTuple, first.begin, previous().end, {identifier(name), Tree::node(def)});
+    return make(NodeKind::TypeVarTuple, first.begin, previous().end,
+                {identifier(name), Tree::node(def)});
   }
   if (accept(Tok::DoubleStar)) {
     const Token& name = expect(Tok::Name);
@@ -55,7 +57,8 @@ NodeId Parser::type_param() {
     }
     NodeId def{};
     if (v13 && accept(Tok::Equal)) def = expression();
-    return make(NodeKind::ParamSpec, first.begin, previous().end, {identifier(name), Tree::node(def)});
+    return make(NodeKind::ParamSpec, first.begin, previous().end,
+                {identifier(name), Tree::node(def)});
   }
   const Token& name = expect(Tok::Name);
   NodeId bound{};

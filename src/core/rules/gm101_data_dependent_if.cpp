@@ -185,7 +185,6 @@ std::size_t chain_links(const lint::RuleContext& ctx, NodeId stmt) {
   return n;
 }
 
-
 // The operand texts of a static `and` prefix joined back with " and ".
 std::string join_and(const lint::RuleContext& ctx, std::span<const NodeId> values) {
   const ast::Tree& tree = ctx.tree();
@@ -193,8 +192,8 @@ std::string join_and(const lint::RuleContext& ctx, std::span<const NodeId> value
   for (NodeId v : values) {
     if (!out.empty()) out += " and ";
     const NodeKind k = tree.kind(v);
-    const bool paren = k == NodeKind::BoolOp || k == NodeKind::IfExp ||
-                       k == NodeKind::Lambda || k == NodeKind::NamedExpr;
+    const bool paren = k == NodeKind::BoolOp || k == NodeKind::IfExp || k == NodeKind::Lambda ||
+                       k == NodeKind::NamedExpr;
     if (paren) out += '(';
     out += ctx.text_of(v);
     if (paren) out += ')';
@@ -212,7 +211,8 @@ std::optional<std::string> condition(const lint::RuleContext& ctx, std::span<con
     if (i > 0) {
       gm1::Purity p;
       gm1::check_pure_total(ctx, data[i], p);
-      if (!p.ok) return *why = "an operand `and` may skip would now always run: " + p.why, std::nullopt;
+      if (!p.ok)
+        return *why = "an operand `and` may skip would now always run: " + p.why, std::nullopt;
     }
     auto lowered = gm1::lower_condition(ctx, data[i], why);
     if (!lowered) return std::nullopt;
@@ -242,7 +242,8 @@ std::string_view runtime_effect(const lint::RuleContext& ctx, NodeId stmt) {
   const NodeId call = tree.child(stmt, GM_F(Expr, value));
   if (tree.kind(call) != NodeKind::Call) return {};
   const auto q = ctx.model()->qualified_name(tree.child(call, GM_F(Call, func)));
-  for (std::string_view k : {std::string_view("print"), std::string_view("log"), std::string_view("warn")})
+  for (std::string_view k :
+       {std::string_view("print"), std::string_view("log"), std::string_view("warn")})
     if (q && *q == std::string(gm2::kRuntimeModule) + "." + std::string(k)) return k;
   return {};
 }
@@ -293,7 +294,8 @@ gm1::Doc arm_doc(const lint::RuleContext& ctx, NodeId e) {
         edits::comments_in(ctx.file(), r.begin, r.end).empty()) {
       std::vector<gm1::Doc> args;
       for (NodeId a : tree.children(e, GM_F(Call, args))) args.push_back(arm_doc(ctx, a));
-      for (NodeId k : tree.children(e, GM_F(Call, keywords))) args.push_back(gm1::source_doc(ctx, k));
+      for (NodeId k : tree.children(e, GM_F(Call, keywords)))
+        args.push_back(gm1::source_doc(ctx, k));
       return gm1::Doc::call_of(std::string(ctx.text_of(func)) + "(", std::move(args));
     }
   }
@@ -362,8 +364,7 @@ struct Merge {
 
 std::optional<Merge> plan_merge(const lint::RuleContext& ctx, NodeId func, NodeId stmt,
                                 const std::vector<Assignment>* br[2],
-                                const std::set<std::string>& merged,
-                                std::span<const NodeId> data) {
+                                const std::set<std::string>& merged, std::span<const NodeId> data) {
   // Position of each assignment; finals of merged names.
   std::map<std::string, std::size_t> final_at[2];
   std::set<std::string> plain_in[2];
@@ -392,7 +393,8 @@ std::optional<Merge> plan_merge(const lint::RuleContext& ctx, NodeId func, NodeI
         if (!r_merged && !plain_in[0].count(r) && !plain_in[1].count(r)) continue;
         // What this branch has bound to r at this point.
         bool assigned_before = false;
-        for (std::size_t k = 0; k < i; ++k) assigned_before = assigned_before || (*br[b])[k].name == r;
+        for (std::size_t k = 0; k < i; ++k)
+          assigned_before = assigned_before || (*br[b])[k].name == r;
         if (r_merged) {
           if (!assigned_before) {
             // The old value: r's where must come later (or be this one).
@@ -460,7 +462,8 @@ class DataDependentIf final : public lint::Rule {
   std::string_view documentation() const override { return kDoc; }
 
   void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
-    gm1::for_each_region_if(ctx, [&](NodeId func, NodeId stmt) { check_if(ctx, sink, func, stmt); });
+    gm1::for_each_region_if(ctx,
+                            [&](NodeId func, NodeId stmt) { check_if(ctx, sink, func, stmt); });
   }
 
  private:
@@ -507,24 +510,25 @@ class DataDependentIf final : public lint::Rule {
   // print/log). nullopt when the branch is not made of such calls (the
   // caller goes on); false with `why` when it is but cannot be rewritten.
   std::optional<bool> deferred_branch(const lint::RuleContext& ctx, NodeId func, NodeId stmt,
-                                      std::span<const NodeId> statics,
-                                      std::span<const NodeId> data, lint::Diagnostic& d,
-                                      std::string& why) const {
+                                      std::span<const NodeId> statics, std::span<const NodeId> data,
+                                      lint::Diagnostic& d, std::string& why) const {
     const ast::Tree& tree = ctx.tree();
     const auto body = tree.children(stmt, GM_F(If, body));
     std::vector<NodeId> calls;
     bool all_deferred = true;
     for (NodeId s : body) {
       if (tree.kind(s) == NodeKind::Pass) continue;
-      if (tree.kind(s) != NodeKind::Expr || tree.kind(tree.child(s, GM_F(Expr, value))) != NodeKind::Call)
+      if (tree.kind(s) != NodeKind::Expr ||
+          tree.kind(tree.child(s, GM_F(Expr, value))) != NodeKind::Call)
         return std::nullopt;  // not only calls for effect
       all_deferred = all_deferred && !runtime_effect(ctx, s).empty();
       calls.push_back(s);
     }
     if (calls.empty()) return std::nullopt;
     if (!all_deferred) {
-      why = "the branch calls something for its effect; when GM201-GM203 defer it (print, "
-            "logging, warnings.warn) `graphmend fix` then makes this `if` a `*_if` call";
+      why =
+          "the branch calls something for its effect; when GM201-GM203 defer it (print, "
+          "logging, warnings.warn) `graphmend fix` then makes this `if` a `*_if` call";
       return false;
     }
     auto cond = condition(ctx, data, &why);
@@ -561,8 +565,8 @@ class DataDependentIf final : public lint::Rule {
         why = "the call's `(` does not follow the callee";
         return false;
       }
-      const std::string head = std::string(gm2::kRuntimeAlias) + "." +
-                               std::string(runtime_effect(ctx, s)) + "_if(";
+      const std::string head =
+          std::string(gm2::kRuntimeAlias) + "." + std::string(runtime_effect(ctx, s)) + "_if(";
       std::vector<gm1::Doc> args{gm1::Doc::atom(cond_ref)};
       for (NodeId a : tree.children(call, GM_F(Call, args)))
         args.push_back(gm1::source_doc(ctx, a));
@@ -585,14 +589,14 @@ class DataDependentIf final : public lint::Rule {
                        : std::string(rest);
       lines.push_back(std::move(text));
     }
-    return replace_in_place(ctx, stmt, std::move(lines),
-                            "Decide the deferred side effect after the graph (`_graphmend_rt.*_if`)", d,
-                            &why);
+    return replace_in_place(
+        ctx, stmt, std::move(lines),
+        "Decide the deferred side effect after the graph (`_graphmend_rt.*_if`)", d, &why);
   }
 
   bool fixable(const lint::RuleContext& ctx, NodeId func, NodeId stmt,
-               std::span<const NodeId> statics, std::span<const NodeId> data,
-               lint::Diagnostic& d, std::string& why) const {
+               std::span<const NodeId> statics, std::span<const NodeId> data, lint::Diagnostic& d,
+               std::string& why) const {
     const ast::Tree& tree = ctx.tree();
     const auto orelse = tree.children(stmt, GM_F(If, orelse));
     if (!func) return why = "not inside a function", false;
@@ -601,13 +605,16 @@ class DataDependentIf final : public lint::Rule {
     // bounded (a 20,000-link chain would take 20,000 rounds) and so does the
     // depth of the nested where.
     if (const std::size_t links = chain_links(ctx, stmt); links > kMaxElifLinks)
-      return why = "an `elif` chain of more than " + std::to_string(links - 1) + " links (at most " +
-                   std::to_string(kMaxElifLinks) + " are predicated, one link per round)",
+      return why = "an `elif` chain of more than " + std::to_string(links - 1) +
+                   " links (at most " + std::to_string(kMaxElifLinks) +
+                   " are predicated, one link per round)",
              false;
     // This test waits until the `elif` after it is predicated.
     if (orelse.size() == 1 && tree.kind(orelse[0]) == NodeKind::If && is_elif(ctx, orelse[0]))
-      return why = "the `elif` on line " + std::to_string(gm1::line_of(ctx, tree.at(orelse[0]).begin)) +
-                   " after it is not predicated (an `elif` chain is predicated from its last link up)",
+      return why = "the `elif` on line " +
+                   std::to_string(gm1::line_of(ctx, tree.at(orelse[0]).begin)) +
+                   " after it is not predicated (an `elif` chain is predicated from its last link "
+                   "up)",
              false;
     if (!statics.empty() && !orelse.empty())
       return why = "Python-valued `and` operands together with an `else` branch", false;
@@ -642,8 +649,10 @@ class DataDependentIf final : public lint::Rule {
       purity.tensor_names = cond_tensors;
       for (const Assignment& a : *br) {
         gm1::check_pure_total(ctx, a.value, purity);
-        if (gm1::known_tensor(ctx, a.value, purity)) purity.tensor_names.insert(a.name);
-        else purity.tensor_names.erase(a.name);
+        if (gm1::known_tensor(ctx, a.value, purity))
+          purity.tensor_names.insert(a.name);
+        else
+          purity.tensor_names.erase(a.name);
       }
     }
     if (!purity.ok) return why = "the branch would now always run: " + purity.why, false;
@@ -754,8 +763,7 @@ class DataDependentIf final : public lint::Rule {
     }
     std::size_t wheres = 0;
     for (const Out& o : out) wheres += o.arm != 0;
-    if (wheres == 0)
-      return why = "no name assigned in the branches is used after the `if`", false;
+    if (wheres == 0) return why = "no name assigned in the branches is used after the `if`", false;
 
     std::vector<std::string> lines;
     std::string indent;
@@ -812,8 +820,9 @@ class DataDependentIf final : public lint::Rule {
       const auto own = edits::statement_indentation(ctx.text(), sb);
       if (!own) return why = "the `if` does not start its line", false;
       if (is_elif(ctx, stmt)) out_lines = as_else_block(std::move(out_lines));
-      gm2::attach_fix(ctx, d, "Predicate the branch with `_graphmend_rt.where`",
-                      {edits::Edit::replace(sb, end, edits::render_lines(out_lines, *own, ctx.style()))});
+      gm2::attach_fix(
+          ctx, d, "Predicate the branch with `_graphmend_rt.where`",
+          {edits::Edit::replace(sb, end, edits::render_lines(out_lines, *own, ctx.style()))});
       return true;
     }
     // With one `where`, the condition can stay inline unless a statement
@@ -841,8 +850,8 @@ class DataDependentIf final : public lint::Rule {
                                    : gm1::where_call(cond_ref, o.spelling, v, purity.grad_safe);
       lines.push_back(indent + o.spelling + " = " + rhs);
     }
-    return replace_in_place(ctx, stmt, std::move(lines), "Predicate the branch with `_graphmend_rt.where`", d,
-                            &why);
+    return replace_in_place(ctx, stmt, std::move(lines),
+                            "Predicate the branch with `_graphmend_rt.where`", d, &why);
   }
 };
 

@@ -82,10 +82,9 @@ class DataDependentIfExp final : public lint::Rule {
  private:
   bool fix(const lint::RuleContext& ctx, NodeId e, lint::Diagnostic& d, std::string& why) const {
     const ast::Tree& tree = ctx.tree();
-    auto sel = gm1::select_arms(ctx, tree.child(e, GM_F(IfExp, test)),
-                                tree.child(e, GM_F(IfExp, body)),
-                                tree.child(e, GM_F(IfExp, orelse)),
-                                "both arms would now always run: ", &why);
+    auto sel = gm1::select_arms(
+        ctx, tree.child(e, GM_F(IfExp, test)), tree.child(e, GM_F(IfExp, body)),
+        tree.child(e, GM_F(IfExp, orelse)), "both arms would now always run: ", &why);
     if (!sel) return false;
     const NodeId a = sel->if_true, b = sel->if_false;
     const NodeId func = gm1::enclosing_function(*ctx.model(), e);

@@ -105,7 +105,8 @@ class DataDependentReturn final : public lint::Rule {
           ctx.model()->fact(v).kind == sema::TensorKind::NotTensor)
         return why = "`return " + std::string(ctx.text_of(v)) + "` returns a Python value", false;
     }
-    auto sel = gm1::select_arms(ctx, test, a, b, "both values would now always be computed: ", &why);
+    auto sel =
+        gm1::select_arms(ctx, test, a, b, "both values would now always be computed: ", &why);
     if (!sel) return false;
 
     // The rewrite replaces the `if` through the last `return`.
@@ -114,13 +115,14 @@ class DataDependentReturn final : public lint::Rule {
     if (!indent) return why = "the `if` does not start its line", false;
     std::vector<std::string> lines;
     for (std::string_view c : edits::comments_in(ctx.file(), begin, end)) lines.emplace_back(c);
-    auto ret = gm1::layout(gm1::wrap_of(ctx, stmt), "", "return ",
-                           gm1::where_doc(gm1::Doc::atom(sel->cond), gm1::source_doc(ctx, sel->if_true),
-                                          gm1::source_doc(ctx, sel->if_false), sel->grad_safe));
+    auto ret =
+        gm1::layout(gm1::wrap_of(ctx, stmt), "", "return ",
+                    gm1::where_doc(gm1::Doc::atom(sel->cond), gm1::source_doc(ctx, sel->if_true),
+                                   gm1::source_doc(ctx, sel->if_false), sel->grad_safe));
     lines.insert(lines.end(), ret.begin(), ret.end());
-    gm2::attach_fix(ctx, d, "Return `_graphmend_rt.where(...)`",
-                    {edits::Edit::replace(begin, end,
-                                          edits::render_lines(lines, *indent, ctx.style()))});
+    gm2::attach_fix(
+        ctx, d, "Return `_graphmend_rt.where(...)`",
+        {edits::Edit::replace(begin, end, edits::render_lines(lines, *indent, ctx.style()))});
     return true;
   }
 };

@@ -151,8 +151,7 @@ void collect_reads(const ast::Tree& tree, NodeId root, Uses& u) {
         if (c.kind == ast::ConstantValue::Kind::Str) u.attrs.emplace(tree.str(c.text));
         break;
       }
-      default:
-        break;
+      default: break;
     }
   });
 }
@@ -174,25 +173,21 @@ void alias_roots(const ast::Tree& tree, NodeId root, Uses& u) {
     const NodeId e = todo.back();
     todo.pop_back();
     switch (tree.kind(e)) {
-      case NodeKind::Name:
-        u.names.emplace(tree.text(tree.field(e, GM_F(Name, id))));
-        break;
+      case NodeKind::Name: u.names.emplace(tree.text(tree.field(e, GM_F(Name, id)))); break;
       case NodeKind::Attribute:
         u.attrs.emplace(tree.text(tree.field(e, GM_F(Attribute, attr))));
         break;
-      case NodeKind::Subscript:
-        todo.push_back(tree.child(e, GM_F(Subscript, value)));
-        break;
+      case NodeKind::Subscript: todo.push_back(tree.child(e, GM_F(Subscript, value))); break;
       case NodeKind::Call: {
         const NodeId f = tree.child(e, GM_F(Call, func));
-        if (tree.kind(f) == NodeKind::Attribute) todo.push_back(tree.child(f, GM_F(Attribute, value)));
+        if (tree.kind(f) == NodeKind::Attribute)
+          todo.push_back(tree.child(f, GM_F(Attribute, value)));
         for (NodeId a : tree.children(e, GM_F(Call, args))) todo.push_back(a);
         for (NodeId k : tree.children(e, GM_F(Call, keywords)))
           todo.push_back(tree.child(k, GM_F(keyword, value)));
         break;
       }
-      default:
-        break;
+      default: break;
     }
   }
 }
@@ -291,15 +286,18 @@ std::optional<Prefix> classify(const lint::RuleContext& ctx, NodeId s, std::stri
     }
     if (!value) return decline();
     if (tree.kind(target) == NodeKind::Name)
-      return Prefix{Prefix::Local, s, std::string(tree.text(tree.field(target, GM_F(Name, id)))), {}};
+      return Prefix{
+          Prefix::Local, s, std::string(tree.text(tree.field(target, GM_F(Name, id)))), {}};
     // obj.a = obj.a.to(...)
     if (tree.kind(target) == NodeKind::Attribute && tree.kind(value) == NodeKind::Call) {
       const NodeId f = tree.child(value, GM_F(Call, func));
       if (tree.kind(f) == NodeKind::Attribute &&
           tree.text(tree.field(f, GM_F(Attribute, attr))) == "to" &&
           ctx.text_of(tree.child(f, GM_F(Attribute, value))) == ctx.text_of(target))
-        return Prefix{Prefix::Normalize, s,
-                      std::string(tree.text(tree.field(target, GM_F(Attribute, attr)))), {}};
+        return Prefix{Prefix::Normalize,
+                      s,
+                      std::string(tree.text(tree.field(target, GM_F(Attribute, attr)))),
+                      {}};
     }
     return decline();
   }
@@ -380,7 +378,8 @@ class DataDependentEffectIf final : public lint::Rule {
   std::string_view documentation() const override { return kDoc; }
 
   void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
-    gm1::for_each_region_if(ctx, [&](NodeId func, NodeId stmt) { check_if(ctx, sink, func, stmt); });
+    gm1::for_each_region_if(ctx,
+                            [&](NodeId func, NodeId stmt) { check_if(ctx, sink, func, stmt); });
   }
 
  private:
@@ -390,8 +389,8 @@ class DataDependentEffectIf final : public lint::Rule {
     const NodeId test = tree.child(stmt, GM_F(If, test));
     auto pair = gm1::tail_pair(ctx, stmt);
     if (!pair || !gm1::tensor_evidence(ctx, test)) return;
-    auto& d = sink.report(tree.at(test).begin, tree.at(test).end,
-                          "`if` on tensor data breaks the graph");
+    auto& d =
+        sink.report(tree.at(test).begin, tree.at(test).end, "`if` on tensor data breaks the graph");
     d.why =
         "Python must know which branch to run, so Dynamo needs the tensor's value: "
         "Data-dependent branching (GB0170); it ends the graph at the `if` (inside a loop it "
@@ -404,8 +403,7 @@ class DataDependentEffectIf final : public lint::Rule {
                lint::Diagnostic& d, std::string& why) const {
     const ast::Tree& tree = ctx.tree();
     if (!func) return why = "not inside a function", false;
-    if (ctx.model()->is_elif(stmt))
-      return why = "an `elif` chain (not predicated yet)", false;
+    if (ctx.model()->is_elif(stmt)) return why = "an `elif` chain (not predicated yet)", false;
 
     // The condition, `not` stripped (the values swap).
     bool negate = false;
@@ -440,14 +438,16 @@ class DataDependentEffectIf final : public lint::Rule {
         gm1::check_pure_total(ctx, value, purity);
         if (gm1::known_tensor(ctx, value, purity)) purity.tensor_names.insert(p.name);
       }
-      for (const auto& h : tp.holes) gm1::check_pure_total(ctx, side == 0 ? h.first : h.second, purity);
+      for (const auto& h : tp.holes)
+        gm1::check_pure_total(ctx, side == 0 ? h.first : h.second, purity);
     }
     // `o.a.to(args)`: the arguments now always run too.
     for (int side = 0; side < 2; ++side)
       for (const Prefix& p : pre[side]) {
         if (p.kind != Prefix::Normalize) continue;
         const NodeId call = tree.child(p.stmt, GM_F(Assign, value));
-        for (NodeId a : tree.children(call, GM_F(Call, args))) gm1::check_pure_total(ctx, a, purity);
+        for (NodeId a : tree.children(call, GM_F(Call, args)))
+          gm1::check_pure_total(ctx, a, purity);
         for (NodeId k : tree.children(call, GM_F(Call, keywords)))
           gm1::check_pure_total(ctx, tree.child(k, GM_F(keyword, value)), purity);
       }
@@ -482,7 +482,8 @@ class DataDependentEffectIf final : public lint::Rule {
       for (const auto& h : tp.holes) collect_reads(tree, h.first, if_values);
       if (intersects(if_values.attrs, writes[1].attrs, &which) ||
           intersects(if_values.names, writes[1].names, &which))
-        return why = "the `if` branch's value reads `" + which + "`, which the `else` branch writes",
+        return why =
+                   "the `if` branch's value reads `" + which + "`, which the `else` branch writes",
                false;
     }
     // The common statement's shared parts (everything but the holes).
@@ -592,7 +593,9 @@ class DataDependentEffectIf final : public lint::Rule {
       for (const Prefix& p : pre[side]) {
         const auto& n = tree.at(p.stmt);
         auto text = reindent(ctx, n.begin, ctx.text_of(p.stmt), *indent);
-        if (!text) return why = "a branch statement holds a triple-quoted string or does not start its line", false;
+        if (!text)
+          return why = "a branch statement holds a triple-quoted string or does not start its line",
+                 false;
         above(p.stmt);
         text->back() += trailing(p.stmt);
         lines.insert(lines.end(), text->begin(), text->end());
@@ -640,23 +643,25 @@ class DataDependentEffectIf final : public lint::Rule {
       std::vector<gm1::Doc> args;
       std::size_t used = 0;
       for (NodeId a : tree.children(call, GM_F(Call, args))) {
-        if (const auto* h = hole_of(a)) args.push_back(where_of(*h, "")), ++used;
-        else args.push_back(gm1::source_doc(ctx, a));
+        if (const auto* h = hole_of(a))
+          args.push_back(where_of(*h, "")), ++used;
+        else
+          args.push_back(gm1::source_doc(ctx, a));
       }
       for (NodeId k : tree.children(call, GM_F(Call, keywords))) {
         const NodeId v = tree.child(k, GM_F(keyword, value));
         if (const auto* h = hole_of(v)) {
-          args.push_back(where_of(*h, std::string(ctx.text().substr(tree.at(k).begin,
-                                                                    tree.at(v).begin - tree.at(k).begin))));
+          args.push_back(where_of(*h, std::string(ctx.text().substr(
+                                          tree.at(k).begin, tree.at(v).begin - tree.at(k).begin))));
           ++used;
         } else {
           args.push_back(gm1::source_doc(ctx, k));
         }
       }
       if (used != holes.size()) return std::nullopt;
-      return gm1::Doc::call_of(std::string(ctx.text().substr(tree.at(call).begin,
-                                                             *paren + 1 - tree.at(call).begin)),
-                               std::move(args));
+      return gm1::Doc::call_of(
+          std::string(ctx.text().substr(tree.at(call).begin, *paren + 1 - tree.at(call).begin)),
+          std::move(args));
     };
     std::optional<gm1::Doc> tail_doc;
     std::string lead;
@@ -665,9 +670,12 @@ class DataDependentEffectIf final : public lint::Rule {
     } else if (tree.kind(tp.if_tail) == NodeKind::Assign) {
       const NodeId v = tree.child(tp.if_tail, GM_F(Assign, value));
       lead = std::string(ctx.text().substr(tb, tree.at(v).begin - tb));
-      if (lead.find('\n') != std::string::npos || lead.find('#') != std::string::npos) lead.clear();
-      else if (const auto* h = hole_of(v); h && holes.size() == 1) tail_doc = where_of(*h, "");
-      else tail_doc = call_doc(v);
+      if (lead.find('\n') != std::string::npos || lead.find('#') != std::string::npos)
+        lead.clear();
+      else if (const auto* h = hole_of(v); h && holes.size() == 1)
+        tail_doc = where_of(*h, "");
+      else
+        tail_doc = call_doc(v);
     }
     if (tail_doc) {
       tail_lines.emplace();
@@ -675,23 +683,26 @@ class DataDependentEffectIf final : public lint::Rule {
     } else {
       tail_lines = reindent(ctx, tb, tail, *indent);
     }
-    if (!tail_lines) return why = "the common statement holds a triple-quoted string or does not start its line", false;
+    if (!tail_lines)
+      return why = "the common statement holds a triple-quoted string or does not start its line",
+             false;
     tail_lines->back() += trailing(tp.if_tail);
     lines.insert(lines.end(), tail_lines->begin(), tail_lines->end());
 
     std::string out;
     for (std::size_t i = 0; i < lines.size(); ++i) {
       std::string_view l = lines[i];
-      if (i == 0) l.remove_prefix(std::min(indent->size(), l.size()));
-      else out += ctx.style().newline_str();
+      if (i == 0)
+        l.remove_prefix(std::min(indent->size(), l.size()));
+      else
+        out += ctx.style().newline_str();
       if (l.find_first_not_of(" \t") != std::string_view::npos) out += l;
     }
     const std::string description =
         unsafe ? "Merge the branches into one statement with `_graphmend_rt.where` (speculates " +
                      speculated + ")"
                : "Merge the branches into one statement with `_graphmend_rt.where`";
-    gm2::attach_fix(ctx, d, description,
-                    {edits::Edit::replace(sb, se, out)});
+    gm2::attach_fix(ctx, d, description, {edits::Edit::replace(sb, se, out)});
     if (unsafe && d.fix) d.fix->applicability = edits::Applicability::Unsafe;
     return true;
   }

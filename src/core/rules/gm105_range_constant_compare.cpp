@@ -207,8 +207,7 @@ Context context_of(const sema::Model& m, NodeId e) {
           c.use = Use::Flag;
         break;
       }
-      default:
-        break;
+      default: break;
     }
     return c;
   }
@@ -230,8 +229,10 @@ void flag_reads(const lint::RuleContext& ctx, NodeId n, std::string_view name,
       tree.text(tree.field(n, GM_F(Name, id))) == name) {
     const sema::Binding* b = m.resolve(n);
     if (b && b->scope == local->scope) {
-      if (context_of(m, n).use == Use::Test) ++r.tests;
-      else if (!r.other) r.other = n;
+      if (context_of(m, n).use == Use::Test)
+        ++r.tests;
+      else if (!r.other)
+        r.other = n;
     }
   }
   edits::for_each_child(tree, n, [&](NodeId c) { flag_reads(ctx, c, name, local, r); });
@@ -285,8 +286,10 @@ bool already_guarded(const lint::RuleContext& ctx, NodeId cmp, NodeId q) {
   if (!prev || tree.kind(prev) != NodeKind::Call) return false;
   const auto name = ctx.model()->qualified_name(tree.child(prev, GM_F(Call, func)));
   const std::string module(gm2::kRuntimeModule);
-  const bool above = name && *name == module + ".above", at_most = name && *name == module + ".at_most";
-  if (!(above && boolop(tree, parent) == NodeKind::And) && !(at_most && boolop(tree, parent) == NodeKind::Or))
+  const bool above = name && *name == module + ".above",
+             at_most = name && *name == module + ".at_most";
+  if (!(above && boolop(tree, parent) == NodeKind::And) &&
+      !(at_most && boolop(tree, parent) == NodeKind::Or))
     return false;
   const auto args = tree.children(prev, GM_F(Call, args));
   return !args.empty() && ctx.text_of(args[0]) == ctx.text_of(q);
@@ -379,14 +382,16 @@ class RangeConstantCompare final : public lint::Rule {
       guard = "at_most";
       join = " or ";
     } else {
-      d.declined_reason = "`" + std::string(ctx.text_of(cmp)) + "` is constant only for a threshold below " + range->lo.text + ": `" +
+      d.declined_reason = "`" + std::string(ctx.text_of(cmp)) +
+                          "` is constant only for a threshold below " + range->lo.text + ": `" +
                           draw + "` can return exactly " + range->lo.text +
                           ", so at the threshold " + range->lo.text + " the draw decides";
       return;
     }
     if (tree.kind(p) != NodeKind::Name) {
-      d.declined_reason = "the draw is the comparison's own operand: a guard would skip it and "
-                          "change the RNG stream (bind it to a name first)";
+      d.declined_reason =
+          "the draw is the comparison's own operand: a guard would skip it and "
+          "change the RNG stream (bind it to a name first)";
       return;
     }
     if (!name_or_attribute(tree, q)) {
@@ -409,11 +414,11 @@ class RangeConstantCompare final : public lint::Rule {
 
     // Parentheses: `not (G and c)`, `a and (G or c)`; none when there already.
     const NodeId parent = m.parent(cmp);
-    bool paren = is_not(tree, parent) ||
-                 (join == " or " && tree.kind(parent) == NodeKind::BoolOp &&
-                  boolop(tree, parent) == NodeKind::And);
+    bool paren = is_not(tree, parent) || (join == " or " && tree.kind(parent) == NodeKind::BoolOp &&
+                                          boolop(tree, parent) == NodeKind::And);
     const std::uint32_t b = tree.at(cmp).begin, e = tree.at(cmp).end;
-    if (paren && char_before(ctx.text(), b) == '(' && char_from(ctx.text(), e) == ')') paren = false;
+    if (paren && char_before(ctx.text(), b) == '(' && char_from(ctx.text(), e) == ')')
+      paren = false;
     std::string text = paren ? "(" : "";
     text += std::string(gm2::kRuntimeAlias) + "." + guard + "(" + std::string(ctx.text_of(q)) +
             ", " + range->lo.text + ")" + join;

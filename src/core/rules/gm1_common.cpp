@@ -85,9 +85,8 @@ std::string_view torch_function_leaf(std::optional<std::string>&& q) = delete;
 
 bool is_constant(const ast::Tree& tree, NodeId n) {
   if (tree.kind(n) == NodeKind::Constant) return true;
-  if (tree.kind(n) == NodeKind::UnaryOp &&
-      (op_of(tree, n, GM_F(UnaryOp, op)) == NodeKind::USub ||
-       op_of(tree, n, GM_F(UnaryOp, op)) == NodeKind::UAdd))
+  if (tree.kind(n) == NodeKind::UnaryOp && (op_of(tree, n, GM_F(UnaryOp, op)) == NodeKind::USub ||
+                                            op_of(tree, n, GM_F(UnaryOp, op)) == NodeKind::UAdd))
     return tree.kind(tree.child(n, GM_F(UnaryOp, operand))) == NodeKind::Constant;
   return false;
 }
@@ -98,7 +97,6 @@ bool nonzero_constant(const lint::RuleContext& ctx, NodeId n) {
   if (!t.empty() && (t[0] == '-' || t[0] == '+')) t.remove_prefix(1);
   return t.find_first_not_of("0._eE+-jJxXoObB") != std::string_view::npos;
 }
-
 
 void fail(Purity& p, const lint::RuleContext& ctx, NodeId n, std::string what) {
   if (!p.ok) return;
@@ -127,8 +125,7 @@ void check_slice(const lint::RuleContext& ctx, NodeId s, Purity& p) {
         const NodeId b = tree.child(s, f);
         if (!b) continue;
         check_pure_total(ctx, b, p);
-        if (!is_constant(tree, b) &&
-            ctx.model()->fact(b).kind != sema::TensorKind::NotTensor)
+        if (!is_constant(tree, b) && ctx.model()->fact(b).kind != sema::TensorKind::NotTensor)
           fail(p, ctx, b, "a slice bound that may be a tensor");
       }
       return;
@@ -140,13 +137,14 @@ void check_slice(const lint::RuleContext& ctx, NodeId s, Purity& p) {
       // dimension is too short, which the branch not taken never did.
       const auto k = tree.constant_at(tree.field(s, GM_F(Constant, value))).kind;
       if (k == ast::ConstantValue::Kind::None || k == ast::ConstantValue::Kind::Ellipsis) return;
-      fail(p, ctx, s, "indexing with `" + std::string(ctx.text_of(s)) +
-                          "`, which raises IndexError when the dimension is shorter");
+      fail(p, ctx, s,
+           "indexing with `" + std::string(ctx.text_of(s)) +
+               "`, which raises IndexError when the dimension is shorter");
       return;
     }
     default:
-      fail(p, ctx, s, "indexing with `" + std::string(ctx.text_of(s)) +
-                          "`, which can raise for some values");
+      fail(p, ctx, s,
+           "indexing with `" + std::string(ctx.text_of(s)) + "`, which can raise for some values");
   }
 }
 
@@ -170,8 +168,8 @@ void for_each_region_if(const lint::RuleContext& ctx,
     const NodeId func = rf.function;
     ast::preorder(tree, func, [&](NodeId n) {
       const NodeKind k = tree.kind(n);
-      if (n != func &&
-          (k == NodeKind::FunctionDef || k == NodeKind::AsyncFunctionDef || k == NodeKind::ClassDef))
+      if (n != func && (k == NodeKind::FunctionDef || k == NodeKind::AsyncFunctionDef ||
+                        k == NodeKind::ClassDef))
         return false;
       if (k == NodeKind::If) f(func, n);
       return true;
@@ -277,16 +275,14 @@ bool tensor_evidence(const lint::RuleContext& ctx, NodeId e) {
       for (NodeId v : tree.children(e, GM_F(BoolOp, values)))
         if (tensor_evidence(ctx, v)) return true;
       return false;
-    case NodeKind::UnaryOp:
-      return tensor_evidence(ctx, tree.child(e, GM_F(UnaryOp, operand)));
+    case NodeKind::UnaryOp: return tensor_evidence(ctx, tree.child(e, GM_F(UnaryOp, operand)));
     case NodeKind::BinOp:
       return tensor_evidence(ctx, tree.child(e, GM_F(BinOp, left))) ||
              tensor_evidence(ctx, tree.child(e, GM_F(BinOp, right)));
     case NodeKind::Call:
       // `.any()`, `.sum()` ...: a builtin container has no such method.
       return m.tensor_evidence(e) == sema::TensorEvidence::Syntactic;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -306,8 +302,7 @@ bool static_atom(const lint::RuleContext& ctx, NodeId e) {
       k != NodeKind::BoolOp && k != NodeKind::Compare && k != NodeKind::IfExp)
     return true;
   switch (k) {
-    case NodeKind::Constant:
-      return true;
+    case NodeKind::Constant: return true;
     case NodeKind::Attribute: {
       if (m.qualified_name(e)) return true;  // torch.float16, a module constant
       // tensor metadata, or a module's `training` flag
@@ -329,8 +324,7 @@ bool static_atom(const lint::RuleContext& ctx, NodeId e) {
       const std::string_view meth = method_of(m, e);
       return !meth.empty() && has_flag(meth, sema::ops::MetaCall);
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -352,8 +346,7 @@ bool range_compare(const lint::RuleContext& ctx, NodeId e) {
       for (NodeId v : tree.children(e, GM_F(BoolOp, values)))
         if (range_compare(ctx, v)) return true;
       return false;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -380,8 +373,7 @@ bool static_value(const lint::RuleContext& ctx, NodeId e) {
       for (NodeId v : tree.children(e, GM_F(BoolOp, values)))
         if (!static_value(ctx, v)) return false;
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -392,12 +384,9 @@ bool bool_valued(const lint::RuleContext& ctx, NodeId e) {
   const sema::TensorFact f = ctx.model()->fact(e);
   if (f.kind == sema::TensorKind::Tensor && f.dtype == sema::DType::Bool) return true;
   switch (tree.kind(e)) {
-    case NodeKind::Compare:
-      return true;  // a Python bool or an elementwise bool tensor
-    case NodeKind::BoolOp:
-      return true;  // lowered to & / | of bool-valued operands
-    case NodeKind::UnaryOp:
-      return op_of(tree, e, GM_F(UnaryOp, op)) == NodeKind::Not;
+    case NodeKind::Compare: return true;  // a Python bool or an elementwise bool tensor
+    case NodeKind::BoolOp: return true;  // lowered to & / | of bool-valued operands
+    case NodeKind::UnaryOp: return op_of(tree, e, GM_F(UnaryOp, op)) == NodeKind::Not;
     case NodeKind::Call: {
       const std::string_view meth = method_of(*ctx.model(), e);
       if (!meth.empty()) return has_flag(meth, sema::ops::BoolResult);
@@ -405,8 +394,7 @@ bool bool_valued(const lint::RuleContext& ctx, NodeId e) {
       const std::string_view leaf = torch_function_leaf(q);
       return !leaf.empty() && has_flag(leaf, sema::ops::BoolResult) && leaf != "equal";
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -419,10 +407,8 @@ bool simple_operand(const ast::Tree& tree, NodeId e) {
     case NodeKind::Constant:
     case NodeKind::List:
     case NodeKind::Dict:
-    case NodeKind::Set:
-      return true;
-    default:
-      return false;
+    case NodeKind::Set: return true;
+    default: return false;
   }
 }
 
@@ -453,9 +439,8 @@ std::optional<std::string> lower_condition(const lint::RuleContext& ctx, NodeId 
     bool first = true;
     for (NodeId v : tree.children(e, GM_F(BoolOp, values))) {
       if (!bool_valued(ctx, v)) {
-        *why = "`" + std::string(ctx.text_of(v)) +
-               "` is not proven bool-valued, so `" + (is_and ? "and" : "or") +
-               "` cannot become `" + (is_and ? "&" : "|") + "`";
+        *why = "`" + std::string(ctx.text_of(v)) + "` is not proven bool-valued, so `" +
+               (is_and ? "and" : "or") + "` cannot become `" + (is_and ? "&" : "|") + "`";
         return std::nullopt;
       }
       if (!first) {
@@ -524,7 +509,8 @@ bool known_tensor(const lint::RuleContext& ctx, NodeId e, const Purity& p) {
   if (guard.exceeded()) return false;
   if (proven_tensor(*ctx.model(), e)) return true;
   const ast::Tree& tree = ctx.tree();
-  if (tree.kind(e) == NodeKind::Name) return p.tensor_names.count(std::string(name_id(tree, e))) > 0;
+  if (tree.kind(e) == NodeKind::Name)
+    return p.tensor_names.count(std::string(name_id(tree, e))) > 0;
   if (tree.kind(e) == NodeKind::Call) {
     // A pure torch op applied to known tensors returns a tensor.
     const NodeId func = tree.child(e, GM_F(Call, func));
@@ -549,18 +535,17 @@ void check_pure_total(const lint::RuleContext& ctx, NodeId e, Purity& p) {
   const ast::Tree& tree = ctx.tree();
   const sema::Model& m = *ctx.model();
   switch (tree.kind(e)) {
-    case NodeKind::Constant:
-      return;
-    case NodeKind::Name:
-      return;
+    case NodeKind::Constant: return;
+    case NodeKind::Name: return;
     case NodeKind::Attribute: {
       const NodeId v = tree.child(e, GM_F(Attribute, value));
       const std::string_view attr = tree.text(tree.field(e, GM_F(Attribute, attr)));
       if (m.qualified_name(e)) return;  // torch.float16, math.pi, a module attribute
       if (is_self_name(ctx, v)) {
         if (m.assigns_self_attr(attr)) return;
-        return fail(p, ctx, e, "reads `self." + std::string(attr) +
-                                   "`, which this file never assigns (it may be absent)");
+        return fail(p, ctx, e,
+                    "reads `self." + std::string(attr) +
+                        "`, which this file never assigns (it may be absent)");
       }
       check_pure_total(ctx, v, p);
       if (has_flag(attr, sema::ops::TotalAttr) && known_tensor(ctx, v, p)) return;
@@ -568,15 +553,17 @@ void check_pure_total(const lint::RuleContext& ctx, NodeId e, Purity& p) {
         const auto q = m.qualified_name(tree.child(v, GM_F(Call, func)));
         if (q && (*q == "torch.finfo" || *q == "torch.iinfo")) return;
       }
-      return fail(p, ctx, e, "reads attribute `" + std::string(ctx.text_of(e)) +
-                                 "` of a value not proven to have it");
+      return fail(
+          p, ctx, e,
+          "reads attribute `" + std::string(ctx.text_of(e)) + "` of a value not proven to have it");
     }
     case NodeKind::Subscript: {
       const NodeId v = tree.child(e, GM_F(Subscript, value));
       check_pure_total(ctx, v, p);
       if (!known_tensor(ctx, v, p))
-        return fail(p, ctx, e, "subscript of `" + std::string(ctx.text_of(v)) +
-                                   "`, not proven a tensor (may raise)");
+        return fail(
+            p, ctx, e,
+            "subscript of `" + std::string(ctx.text_of(v)) + "`, not proven a tensor (may raise)");
       check_slice(ctx, tree.child(e, GM_F(Subscript, slice)), p);
       return;
     }
@@ -595,14 +582,11 @@ void check_pure_total(const lint::RuleContext& ctx, NodeId e, Purity& p) {
         case NodeKind::Sub:
         case NodeKind::BitAnd:
         case NodeKind::BitOr:
-        case NodeKind::BitXor:
-          return;
+        case NodeKind::BitXor: return;
         case NodeKind::Mult:
           if (!is_constant(tree, l) && !is_constant(tree, r)) p.grad_safe = false;
           return;
-        case NodeKind::MatMult:
-          p.grad_safe = false;
-          return;
+        case NodeKind::MatMult: p.grad_safe = false; return;
         case NodeKind::Div:
           if (!tensor_side && !nonzero_constant(ctx, r))
             return fail(p, ctx, e, "Python division may raise ZeroDivisionError");
@@ -613,13 +597,12 @@ void check_pure_total(const lint::RuleContext& ctx, NodeId e, Purity& p) {
           p.grad_safe = false;
           return;
         default:
-          return fail(p, ctx, e, "`" + std::string(ctx.text_of(e)) +
-                                     "`: integer division, modulo or shifts may raise");
+          return fail(p, ctx, e,
+                      "`" + std::string(ctx.text_of(e)) +
+                          "`: integer division, modulo or shifts may raise");
       }
     }
-    case NodeKind::UnaryOp:
-      check_pure_total(ctx, tree.child(e, GM_F(UnaryOp, operand)), p);
-      return;
+    case NodeKind::UnaryOp: check_pure_total(ctx, tree.child(e, GM_F(UnaryOp, operand)), p); return;
     case NodeKind::Compare:
       check_pure_total(ctx, tree.child(e, GM_F(Compare, left)), p);
       for (NodeId c : tree.children(e, GM_F(Compare, comparators))) check_pure_total(ctx, c, p);
@@ -638,9 +621,7 @@ void check_pure_total(const lint::RuleContext& ctx, NodeId e, Purity& p) {
     case NodeKind::List:
       for (NodeId v : tree.children(e, GM_F(List, elts))) check_pure_total(ctx, v, p);
       return;
-    case NodeKind::Call:
-      check_call(ctx, e, p);
-      return;
+    case NodeKind::Call: check_call(ctx, e, p); return;
     default:
       return fail(p, ctx, e, "`" + std::string(ctx.text_of(e)) + "` is not proven pure and total");
   }
@@ -653,8 +634,7 @@ void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p) {
   const sema::Model& m = *ctx.model();
   const NodeId func = tree.child(call, GM_F(Call, func));
   for (NodeId a : tree.children(call, GM_F(Call, args))) {
-    if (tree.kind(a) == NodeKind::Starred)
-      return fail(p, ctx, a, "a `*args` argument");
+    if (tree.kind(a) == NodeKind::Starred) return fail(p, ctx, a, "a `*args` argument");
     check_pure_total(ctx, a, p);
   }
   for (NodeId k : tree.children(call, GM_F(Call, keywords))) {
@@ -683,16 +663,17 @@ void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p) {
     check_pure_total(ctx, recv, p);
     if (!p.ok) return;
     if (!known_tensor(ctx, recv, p))
-      return fail(p, ctx, call, "calls `" + std::string(ctx.text_of(func)) +
-                                    "` on a value not proven a tensor");
+      return fail(p, ctx, call,
+                  "calls `" + std::string(ctx.text_of(func)) + "` on a value not proven a tensor");
     if (!predicable_op(meth))
-      return fail(p, ctx, call, "calls tensor method `." + std::string(meth) +
-                                    "()`, not in the allow-list of pure, total ops");
+      return fail(p, ctx, call,
+                  "calls tensor method `." + std::string(meth) +
+                      "()`, not in the allow-list of pure, total ops");
     if (!grad_bounded_op(meth)) p.grad_safe = false;
     return;
   }
-  fail(p, ctx, call, "calls `" + std::string(ctx.text_of(func)) +
-                         "` (a submodule or function not proven pure)");
+  fail(p, ctx, call,
+       "calls `" + std::string(ctx.text_of(func)) + "` (a submodule or function not proven pure)");
 }
 
 }  // namespace
@@ -773,9 +754,8 @@ FunctionIndex& function_index(const lint::RuleContext& ctx, NodeId func) {
     return true;
   });
   for (auto& [name, v] : fi.loads)
-    std::stable_sort(v.begin(), v.end(), [&](NodeId a, NodeId b) {
-      return tree.at(a).begin < tree.at(b).begin;
-    });
+    std::stable_sort(v.begin(), v.end(),
+                     [&](NodeId a, NodeId b) { return tree.at(a).begin < tree.at(b).begin; });
   return fi;
 }
 
@@ -852,8 +832,7 @@ namespace {
 bool assigns_name(const ast::Tree& tree, NodeId stmt, std::string_view name) {
   auto target_binds = [&](auto&& self, NodeId t) -> bool {
     switch (tree.kind(t)) {
-      case NodeKind::Name:
-        return name_id(tree, t) == name;
+      case NodeKind::Name: return name_id(tree, t) == name;
       case NodeKind::Tuple:
         for (NodeId e : tree.children(t, GM_F(Tuple, elts)))
           if (self(self, e)) return true;
@@ -862,10 +841,8 @@ bool assigns_name(const ast::Tree& tree, NodeId stmt, std::string_view name) {
         for (NodeId e : tree.children(t, GM_F(List, elts)))
           if (self(self, e)) return true;
         return false;
-      case NodeKind::Starred:
-        return self(self, tree.child(t, GM_F(Starred, value)));
-      default:
-        return false;
+      case NodeKind::Starred: return self(self, tree.child(t, GM_F(Starred, value)));
+      default: return false;
     }
   };
   switch (tree.kind(stmt)) {
@@ -878,8 +855,7 @@ bool assigns_name(const ast::Tree& tree, NodeId stmt, std::string_view name) {
              target_binds(target_binds, tree.child(stmt, GM_F(AnnAssign, target)));
     case NodeKind::AugAssign:
       return target_binds(target_binds, tree.child(stmt, GM_F(AugAssign, target)));
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -976,11 +952,9 @@ std::string in_place_use_of(const lint::RuleContext& ctx, NodeId root, const Mat
           note(n, std::string(ctx.text_of(n)) + " = ...");
         break;
       case NodeKind::AugAssign:
-        if (is_it(tree.child(n, GM_F(AugAssign, target))))
-          note(n, name + " op= ...");
+        if (is_it(tree.child(n, GM_F(AugAssign, target)))) note(n, name + " op= ...");
         break;
-      default:
-        break;
+      default: break;
     }
     return true;
   });
@@ -1042,8 +1016,8 @@ std::string operand_text(const lint::RuleContext& ctx, NodeId e) {
   return wrap(ctx.tree(), e, std::string(ctx.text_of(e)));
 }
 
-std::string where_call(std::string_view cond, std::string_view if_true,
-                       std::string_view if_false, bool grad_safe) {
+std::string where_call(std::string_view cond, std::string_view if_true, std::string_view if_false,
+                       bool grad_safe) {
   std::string s = "_graphmend_rt.where(";
   s += cond;
   s += ", ";
@@ -1195,8 +1169,10 @@ std::vector<std::string> render_doc(const Wrap& w, std::string_view indent, std:
   std::optional<std::string> joined = std::string();
   for (std::size_t i = 0; i < d.args.size() && joined; ++i) {
     auto a = flat(d.args[i]);
-    if (!a) joined.reset();
-    else *joined += (i ? ", " : "") + *a;
+    if (!a)
+      joined.reset();
+    else
+      *joined += (i ? ", " : "") + *a;
   }
   if (joined && inner_col + joined->size() <= w.limit) {
     out.push_back(inner + *joined);
@@ -1283,9 +1259,12 @@ Comments attach_comments(const lint::RuleContext& ctx, std::uint32_t begin, std:
         is_above = true;
       }
     }
-    if (!owner) out.loose.emplace_back(c);
-    else if (is_above) add(out.above, owner, std::string(c));
-    else add(out.trailing, owner, std::string(c));
+    if (!owner)
+      out.loose.emplace_back(c);
+    else if (is_above)
+      add(out.above, owner, std::string(c));
+    else
+      add(out.trailing, owner, std::string(c));
   }
   return out;
 }

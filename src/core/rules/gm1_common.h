@@ -148,8 +148,8 @@ bool read_inside(const lint::RuleContext& ctx, NodeId func, std::string_view nam
 // unconditional assignment to it earlier in `stmt`'s block or in a block
 // enclosing it (within `func`).
 // Only assignments starting at or after `min_offset` count.
-bool bound_before(const lint::RuleContext& ctx, NodeId func, NodeId stmt,
-                  std::string_view name, std::uint32_t min_offset = 0);
+bool bound_before(const lint::RuleContext& ctx, NodeId func, NodeId stmt, std::string_view name,
+                  std::uint32_t min_offset = 0);
 
 // The value `stmt` leaves in `name` may be read later: a load of `name`
 // outside `stmt` that is not preceded, on every path from `stmt`, by an
@@ -182,8 +182,8 @@ std::string fresh_name(const lint::RuleContext& ctx, NodeId func, std::string_vi
 std::string operand_text(const lint::RuleContext& ctx, NodeId e);
 
 // `_graphmend_rt.where(c, t, f[, grad_safe=False])`.
-std::string where_call(std::string_view cond, std::string_view if_true,
-                       std::string_view if_false, bool grad_safe);
+std::string where_call(std::string_view cond, std::string_view if_true, std::string_view if_false,
+                       bool grad_safe);
 
 // 1-based line of a byte offset.
 std::uint32_t line_of(const lint::RuleContext& ctx, std::uint32_t offset);

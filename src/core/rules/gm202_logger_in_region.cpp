@@ -87,8 +87,8 @@ After:
 )md";
 
 constexpr std::array<std::string_view, 11> kLoggerMethods = {
-    "debug", "info",  "warning",   "warn",         "error",    "critical",
-    "fatal", "log",   "exception", "warning_once", "info_once"};
+    "debug", "info", "warning",   "warn",         "error",    "critical",
+    "fatal", "log",  "exception", "warning_once", "info_once"};
 constexpr std::array<std::string_view, 9> kModuleFunctions = {
     "debug", "info", "warning", "warn", "error", "critical", "fatal", "log", "exception"};
 
@@ -124,9 +124,9 @@ class LoggerInRegion final : public lint::Rule {
         match = rq && *rq == "logging";
       }
       if (!match) return;
-      auto& d = sink.report(tree.at(call).begin, tree.at(call).end,
-                            "`" + std::string(ctx.text_of(func)) +
-                                "` in a compiled region breaks the graph");
+      auto& d = sink.report(
+          tree.at(call).begin, tree.at(call).end,
+          "`" + std::string(ctx.text_of(func)) + "` in a compiled region breaks the graph");
       d.why =
           "a logging call is a Python side effect Dynamo cannot put in a graph: it breaks the "
           "graph and runs the call eagerly";
@@ -138,8 +138,8 @@ class LoggerInRegion final : public lint::Rule {
       for (std::string_view kw : {std::string_view("exc_info"), std::string_view("stack_info")}) {
         if (NodeId k = gm2::keyword(tree, call, kw)) {
           if (!gm2::is_falsy_literal(ctx, tree.child(k, GM_F(keyword, value)))) {
-            d.declined_reason = "`" + std::string(kw) +
-                                "=` would describe the drain's context, not the call's";
+            d.declined_reason =
+                "`" + std::string(kw) + "=` would describe the drain's context, not the call's";
             return;
           }
         }
@@ -167,16 +167,14 @@ class LoggerInRegion final : public lint::Rule {
         const char next = ctx.text()[*paren + 1];
         if (next != ' ' && next != '\t' && next != '\r' && next != '\n') head += " ";
       }
-      std::vector<edits::Edit> edits{
-          edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
-                               std::string(gm2::kRuntimeAlias) + ".log"),
-          edits::Edit::insert(*paren + 1, std::move(head))};
+      std::vector<edits::Edit> edits{edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
+                                                          std::string(gm2::kRuntimeAlias) + ".log"),
+                                     edits::Edit::insert(*paren + 1, std::move(head))};
       const auto args = tree.children(call, GM_F(Call, args));
       // The message and its %-arguments (after `log`'s level).
       for (std::size_t i = method == "log" ? 1 : 0; i < args.size(); ++i)
         if (auto e = gm2::defer_reads(ctx, args[i])) edits.push_back(std::move(*e));
-      gm2::attach_fix(ctx, d, "Defer the logging call with `_graphmend_rt.log`",
-                      std::move(edits));
+      gm2::attach_fix(ctx, d, "Defer the logging call with `_graphmend_rt.log`", std::move(edits));
     });
   }
 };

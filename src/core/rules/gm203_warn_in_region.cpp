@@ -66,9 +66,7 @@ class WarnInRegion final : public lint::Rule {
  public:
   std::string_view code() const override { return "GM203"; }
   std::string_view name() const override { return "warnings-warn-in-compiled-region"; }
-  std::string_view summary() const override {
-    return "`warnings.warn` inside a compiled region";
-  }
+  std::string_view summary() const override { return "`warnings.warn` inside a compiled region"; }
   std::string_view documentation() const override { return kDoc; }
 
   void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
@@ -91,10 +89,8 @@ class WarnInRegion final : public lint::Rule {
       }
       for (NodeId k : tree.children(call, GM_F(Call, keywords))) {
         const auto name = tree.text(tree.field(k, GM_F(keyword, arg)));
-        if (name != "message" && name != "category" && name != "stacklevel" &&
-            name != "source") {
-          d.declined_reason =
-              "`_graphmend_rt.warn` does not take `" + std::string(name) + "=`";
+        if (name != "message" && name != "category" && name != "stacklevel" && name != "source") {
+          d.declined_reason = "`_graphmend_rt.warn` does not take `" + std::string(name) + "=`";
           return;
         }
       }

@@ -9,8 +9,7 @@ namespace gm::rules::gm2 {
 using ast::NodeId;
 using ast::NodeKind;
 
-void for_each_region_call(const lint::RuleContext& ctx,
-                          const std::function<void(NodeId call)>& f) {
+void for_each_region_call(const lint::RuleContext& ctx, const std::function<void(NodeId call)>& f) {
   const sema::Model* model = ctx.model();
   if (model == nullptr) return;
   const auto& tree = ctx.tree();
@@ -85,8 +84,7 @@ constexpr std::string_view kConversions[] = {"int", "float", "bool", "complex"};
 // `t.item()` or `int(t)`-like: the runtime call text, else empty.
 std::string item_text(const lint::RuleContext& ctx, NodeId e) {
   const auto& tree = ctx.tree();
-  if (tree.kind(e) != NodeKind::Call || !tree.children(e, GM_F(Call, keywords)).empty())
-    return {};
+  if (tree.kind(e) != NodeKind::Call || !tree.children(e, GM_F(Call, keywords)).empty()) return {};
   const auto args = tree.children(e, GM_F(Call, args));
   const NodeId func = tree.child(e, GM_F(Call, func));
   const std::string rt(kRuntimeAlias);
@@ -139,10 +137,8 @@ std::optional<std::string> value_text(const lint::RuleContext& ctx, NodeId e, bo
     case NodeKind::NamedExpr:
     case NodeKind::Lambda:
     case NodeKind::Yield:
-    case NodeKind::YieldFrom:
-      return "(" + std::string(ctx.text_of(e)) + ")";
-    default:
-      return std::string(ctx.text_of(e));
+    case NodeKind::YieldFrom: return "(" + std::string(ctx.text_of(e)) + ")";
+    default: return std::string(ctx.text_of(e));
   }
 }
 
@@ -177,7 +173,8 @@ std::optional<std::string> fstring_text(const lint::RuleContext& ctx, NodeId js,
     if (tree.kind(tree.child(part, GM_F(FormattedValue, value))) == NodeKind::Tuple)
       return std::nullopt;
     templ += '{';
-    const auto conv = static_cast<std::int32_t>(tree.field(part, GM_F(FormattedValue, conversion)).a);
+    const auto conv =
+        static_cast<std::int32_t>(tree.field(part, GM_F(FormattedValue, conversion)).a);
     if (conv == 's' || conv == 'r' || conv == 'a') {
       templ += '!';
       templ += static_cast<char>(conv);
@@ -187,8 +184,7 @@ std::optional<std::string> fstring_text(const lint::RuleContext& ctx, NodeId js,
       for (NodeId sp : tree.children(spec, GM_F(JoinedStr, values))) {
         auto lit = str_value(tree, sp);
         if (!lit || lit->find_first_of("{}") != std::string_view::npos) {
-          if (why_not)
-            *why_not = "an f-string field has a field in its format spec (`{x:{w}}`)";
+          if (why_not) *why_not = "an f-string field has a field in its format spec (`{x:{w}}`)";
           return std::nullopt;
         }
         spec_text += *lit;

@@ -129,38 +129,77 @@ After:
 // Builtin exception classes whose construction with constant arguments has
 // no side effect and which carry no control-flow meaning (StopIteration,
 // GeneratorExit, SystemExit and KeyboardInterrupt are left alone).
-constexpr std::string_view kBuiltinExceptions[] = {
-    "ArithmeticError",    "AssertionError",        "AttributeError",
-    "BaseException",      "BlockingIOError",       "BrokenPipeError",
-    "BufferError",        "BytesWarning",          "ChildProcessError",
-    "ConnectionAbortedError", "ConnectionError",   "ConnectionRefusedError",
-    "ConnectionResetError", "DeprecationWarning",  "EOFError",
-    "EncodingWarning",    "EnvironmentError",      "Exception",
-    "FileExistsError",    "FileNotFoundError",     "FloatingPointError",
-    "FutureWarning",      "IOError",               "ImportError",
-    "ImportWarning",      "IndentationError",      "IndexError",
-    "InterruptedError",   "IsADirectoryError",     "KeyError",
-    "LookupError",        "MemoryError",           "ModuleNotFoundError",
-    "NameError",          "NotADirectoryError",    "NotImplementedError",
-    "OSError",            "OverflowError",         "PendingDeprecationWarning",
-    "PermissionError",    "ProcessLookupError",    "RecursionError",
-    "ReferenceError",     "ResourceWarning",       "RuntimeError",
-    "RuntimeWarning",     "SyntaxError",           "SyntaxWarning",
-    "SystemError",        "TabError",              "TimeoutError",
-    "TypeError",          "UnboundLocalError",     "UnicodeDecodeError",
-    "UnicodeEncodeError", "UnicodeError",          "UnicodeTranslateError",
-    "UnicodeWarning",     "UserWarning",           "ValueError",
-    "Warning",            "ZeroDivisionError"};
+constexpr std::string_view kBuiltinExceptions[] = {"ArithmeticError",
+                                                   "AssertionError",
+                                                   "AttributeError",
+                                                   "BaseException",
+                                                   "BlockingIOError",
+                                                   "BrokenPipeError",
+                                                   "BufferError",
+                                                   "BytesWarning",
+                                                   "ChildProcessError",
+                                                   "ConnectionAbortedError",
+                                                   "ConnectionError",
+                                                   "ConnectionRefusedError",
+                                                   "ConnectionResetError",
+                                                   "DeprecationWarning",
+                                                   "EOFError",
+                                                   "EncodingWarning",
+                                                   "EnvironmentError",
+                                                   "Exception",
+                                                   "FileExistsError",
+                                                   "FileNotFoundError",
+                                                   "FloatingPointError",
+                                                   "FutureWarning",
+                                                   "IOError",
+                                                   "ImportError",
+                                                   "ImportWarning",
+                                                   "IndentationError",
+                                                   "IndexError",
+                                                   "InterruptedError",
+                                                   "IsADirectoryError",
+                                                   "KeyError",
+                                                   "LookupError",
+                                                   "MemoryError",
+                                                   "ModuleNotFoundError",
+                                                   "NameError",
+                                                   "NotADirectoryError",
+                                                   "NotImplementedError",
+                                                   "OSError",
+                                                   "OverflowError",
+                                                   "PendingDeprecationWarning",
+                                                   "PermissionError",
+                                                   "ProcessLookupError",
+                                                   "RecursionError",
+                                                   "ReferenceError",
+                                                   "ResourceWarning",
+                                                   "RuntimeError",
+                                                   "RuntimeWarning",
+                                                   "SyntaxError",
+                                                   "SyntaxWarning",
+                                                   "SystemError",
+                                                   "TabError",
+                                                   "TimeoutError",
+                                                   "TypeError",
+                                                   "UnboundLocalError",
+                                                   "UnicodeDecodeError",
+                                                   "UnicodeEncodeError",
+                                                   "UnicodeError",
+                                                   "UnicodeTranslateError",
+                                                   "UnicodeWarning",
+                                                   "UserWarning",
+                                                   "ValueError",
+                                                   "Warning",
+                                                   "ZeroDivisionError"};
 
-constexpr std::string_view kControlFlowExceptions[] = {"StopIteration", "StopAsyncIteration",
-                                                      "GeneratorExit", "SystemExit",
-                                                      "KeyboardInterrupt"};
+constexpr std::string_view kControlFlowExceptions[] = {
+    "StopIteration", "StopAsyncIteration", "GeneratorExit", "SystemExit", "KeyboardInterrupt"};
 
 bool is_control_flow_exception(const std::optional<std::string>& q) {
   if (!q || !q->starts_with("builtins.")) return false;
   const std::string_view name = std::string_view(*q).substr(9);
-  return std::find(std::begin(kControlFlowExceptions), std::end(kControlFlowExceptions),
-                   name) != std::end(kControlFlowExceptions);
+  return std::find(std::begin(kControlFlowExceptions), std::end(kControlFlowExceptions), name) !=
+         std::end(kControlFlowExceptions);
 }
 
 bool is_builtin_exception(const std::optional<std::string>& q) {
@@ -171,9 +210,7 @@ bool is_builtin_exception(const std::optional<std::string>& q) {
 }
 
 // `elif` parses as an If nested in the outer If's orelse.
-bool is_elif(const lint::RuleContext& ctx, NodeId if_stmt) {
-  return ctx.model()->is_elif(if_stmt);
-}
+bool is_elif(const lint::RuleContext& ctx, NodeId if_stmt) { return ctx.model()->is_elif(if_stmt); }
 
 class TensorGuardRaise final : public lint::Rule {
  public:
@@ -306,11 +343,10 @@ class TensorGuardRaise final : public lint::Rule {
       d.declined_reason = "cannot lay the trap call out on the guard's lines";
       return;
     }
-    gm2::attach_fix(
-        ctx, d,
-        std::string("Check after the graph with `_graphmend_rt.") +
-            (cond.negated ? "trap_unless`" : "trap_if`"),
-        {edits::Edit::replace(tree.at(guard).begin, tree.at(guard).end, *text)});
+    gm2::attach_fix(ctx, d,
+                    std::string("Check after the graph with `_graphmend_rt.") +
+                        (cond.negated ? "trap_unless`" : "trap_if`"),
+                    {edits::Edit::replace(tree.at(guard).begin, tree.at(guard).end, *text)});
   }
 };
 

@@ -203,8 +203,7 @@ class TensorAssert final : public lint::Rule {
     }
     gm2::attach_fix(ctx, d,
                     std::string("Check after the graph with `_graphmend_rt.") +
-                        (cond.negated ? "trap_if`" : "trap_unless`") +
-                        ", raising AssertionError",
+                        (cond.negated ? "trap_if`" : "trap_unless`") + ", raising AssertionError",
                     {edits::Edit::replace(node.begin, node.end, *text)});
   }
 };

@@ -92,9 +92,12 @@ class TensorCheckCall final : public lint::Rule {
       const auto q = gm45::callee_name(*model, call);
       if (!q) return;
       std::string_view helper;
-      if (*q == "torch._check_tensor_all") helper = "check_tensor_all";
-      else if (*q == "torch._check_tensor_all_with") helper = "check_tensor_all_with";
-      else return;
+      if (*q == "torch._check_tensor_all")
+        helper = "check_tensor_all";
+      else if (*q == "torch._check_tensor_all_with")
+        helper = "check_tensor_all_with";
+      else
+        return;
       // The fix takes the statement form: an expression statement of the call.
       const NodeId parent = model->parent(call);
       const bool own = parent && ctx.tree().kind(parent) == NodeKind::Expr;
@@ -106,9 +109,9 @@ class TensorCheckCall final : public lint::Rule {
   static void report(const lint::RuleContext& ctx, lint::DiagnosticSink& sink, NodeId call,
                      NodeId stmt, std::string_view helper) {
     const auto& tree = ctx.tree();
-    auto& d = sink.report(tree.at(call).begin, tree.at(call).end,
-                          "`torch._" + std::string(helper) +
-                              "` reads tensor data inside a compiled region");
+    auto& d = sink.report(
+        tree.at(call).begin, tree.at(call).end,
+        "`torch._" + std::string(helper) + "` reads tensor data inside a compiled region");
     d.why =
         "torch checks the condition with `.item()` in Python: Dynamo breaks the graph there "
         "(Unsupported Tensor.item() call with capture_scalar_outputs=False, GB0124); inside a "
@@ -130,12 +133,12 @@ class TensorCheckCall final : public lint::Rule {
       return;
     }
     const NodeId func = tree.child(call, GM_F(Call, func));
-    gm2::attach_fix(ctx, d,
-                    "Check after the graph with `_graphmend_rt." + std::string(helper) +
-                        "`, raising what torch raises",
-                    {edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
-                                          std::string(gm2::kRuntimeAlias) + "." +
-                                              std::string(helper))});
+    gm2::attach_fix(
+        ctx, d,
+        "Check after the graph with `_graphmend_rt." + std::string(helper) +
+            "`, raising what torch raises",
+        {edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
+                              std::string(gm2::kRuntimeAlias) + "." + std::string(helper))});
   }
 };
 

@@ -29,9 +29,7 @@ std::string_view last_component(std::string_view q) {
   return dot == std::string_view::npos ? q : q.substr(dot + 1);
 }
 
-bool is_torch_name(const std::optional<std::string>& q) {
-  return q && q->starts_with("torch.");
-}
+bool is_torch_name(const std::optional<std::string>& q) { return q && q->starts_with("torch."); }
 
 // `np`, `torch.linalg`, `F`: a Name/Attribute chain that starts at an import.
 bool is_module_ref(const sema::Model& m, NodeId e) {
@@ -45,8 +43,7 @@ bool foreign_value(const sema::Model& m, NodeId e) {
   const auto& tree = m.tree();
   if (tree.kind(e) != NodeKind::Call) return false;
   const auto q = m.qualified_name(tree.child(e, GM_F(Call, func)));
-  return q && !q->starts_with("torch.") && !q->starts_with("builtins.") &&
-         !q->starts_with(".");
+  return q && !q->starts_with("torch.") && !q->starts_with("builtins.") && !q->starts_with(".");
 }
 
 // `t.sum()` (a reduction method, no positional argument, on a receiver not
@@ -111,10 +108,8 @@ bool operand_evidence(const sema::Model& m, NodeId o) {
     case NodeKind::UnaryOp:
       if (op_of(tree, o, GM_F(UnaryOp, op)) == NodeKind::Not) return false;
       return operand_evidence(m, tree.child(o, GM_F(UnaryOp, operand)));
-    case NodeKind::NamedExpr:
-      return operand_evidence(m, tree.child(o, GM_F(NamedExpr, value)));
-    default:
-      return false;
+    case NodeKind::NamedExpr: return operand_evidence(m, tree.child(o, GM_F(NamedExpr, value)));
+    default: return false;
   }
 }
 
@@ -158,11 +153,8 @@ bool plain_operand(const ast::Tree& tree, NodeId e) {
   for (;;) {  // iterative: an attribute chain can be as long as the file
     switch (tree.kind(e)) {
       case NodeKind::Name:
-      case NodeKind::Constant:
-        return true;
-      case NodeKind::Attribute:
-        e = tree.child(e, GM_F(Attribute, value));
-        break;
+      case NodeKind::Constant: return true;
+      case NodeKind::Attribute: e = tree.child(e, GM_F(Attribute, value)); break;
       case NodeKind::Subscript:
         if (tree.kind(tree.child(e, GM_F(Subscript, slice))) != NodeKind::Constant) return false;
         e = tree.child(e, GM_F(Subscript, value));
@@ -171,8 +163,7 @@ bool plain_operand(const ast::Tree& tree, NodeId e) {
         if (op_of(tree, e, GM_F(UnaryOp, op)) == NodeKind::Not) return false;
         e = tree.child(e, GM_F(UnaryOp, operand));
         break;
-      default:
-        return false;
+      default: return false;
     }
   }
 }
@@ -191,8 +182,7 @@ bool tensor_evidence(const sema::Model& m, NodeId e) {
   const auto& tree = m.tree();
   if (is_tensor_fact(m, e)) return true;
   switch (tree.kind(e)) {
-    case NodeKind::Call:
-      return reduction_call(m, e) || equal_kind(m, e) != EqualKind::None;
+    case NodeKind::Call: return reduction_call(m, e) || equal_kind(m, e) != EqualKind::None;
     case NodeKind::Compare: {
       for (NodeId op : tree.raw_list(e, GM_F(Compare, ops)))
         if (!is_rich_comparison(static_cast<NodeKind>(op.index))) return false;
@@ -209,10 +199,8 @@ bool tensor_evidence(const sema::Model& m, NodeId e) {
       for (NodeId v : tree.children(e, GM_F(BoolOp, values)))
         if (tensor_evidence(m, v)) return true;
       return false;
-    case NodeKind::NamedExpr:
-      return tensor_evidence(m, tree.child(e, GM_F(NamedExpr, value)));
-    default:
-      return false;
+    case NodeKind::NamedExpr: return tensor_evidence(m, tree.child(e, GM_F(NamedExpr, value)));
+    default: return false;
   }
 }
 
@@ -249,8 +237,7 @@ Condition analyze_condition(const lint::RuleContext& ctx, NodeId test) {
         return;
       case NodeKind::Compare:
         if (tree.raw_list(n, GM_F(Compare, ops)).size() > 1)
-          c.declined =
-              "chained comparison (`a < b < c` is an implicit `and`; not yet lowered)";
+          c.declined = "chained comparison (`a < b < c` is an implicit `and`; not yet lowered)";
         return;
       case NodeKind::Call:
         if (n != c.expr && equal_kind(m, n) != EqualKind::None)
@@ -258,8 +245,7 @@ Condition analyze_condition(const lint::RuleContext& ctx, NodeId test) {
               "`torch.equal`/`allclose` inside a larger condition (its Python bool would still "
               "break the graph)";
         return;
-      default:
-        return;
+      default: return;
     }
   });
   if (!c.declined.empty()) return c;
@@ -268,7 +254,8 @@ Condition analyze_condition(const lint::RuleContext& ctx, NodeId test) {
                              tree.children(c.expr, GM_F(Compare, comparators))[0]};
     for (int side = 0; side < 2; ++side) {
       if (!item_receiver(m, sides[side]) || operand_evidence(m, sides[1 - side])) continue;
-      if (!is_rich_comparison(static_cast<NodeKind>(tree.raw_list(c.expr, GM_F(Compare, ops))[0].index)))
+      if (!is_rich_comparison(
+              static_cast<NodeKind>(tree.raw_list(c.expr, GM_F(Compare, ops))[0].index)))
         break;
       if (!plain_operand(tree, sides[1 - side])) {
         c.declined = "`" + std::string(ctx.text_of(sides[1 - side])) +
@@ -282,8 +269,7 @@ Condition analyze_condition(const lint::RuleContext& ctx, NodeId test) {
     }
   }
   switch (equal_kind(m, c.expr)) {
-    case EqualKind::None:
-      break;
+    case EqualKind::None: break;
     case EqualKind::Allclose:
       c.declined =
           "`allclose` returns a Python bool computed from tensor data; no trap helper lowers "
@@ -312,8 +298,7 @@ std::vector<Piece> condition_pieces(const lint::RuleContext& ctx, const Conditio
   const auto& e = tree.at(c.expr);
   const std::string equal = std::string(gm2::kRuntimeAlias) + ".equal";
   switch (c.equal) {
-    case Condition::Equal::None:
-      return {Piece::source(e.begin, e.end)};
+    case Condition::Equal::None: return {Piece::source(e.begin, e.end)};
     case Condition::Equal::Item: {
       const NodeId left = tree.child(c.expr, GM_F(Compare, left));
       const NodeId right = tree.children(c.expr, GM_F(Compare, comparators))[0];
@@ -323,9 +308,11 @@ std::vector<Piece> condition_pieces(const lint::RuleContext& ctx, const Conditio
         return Piece::source(tree.at(n).begin, tree.at(n).end);
       };
       std::vector<Piece> out{Piece::literal(std::string(gm2::kRuntimeAlias) + ".compare_item("),
-                             side(left, c.item_side == 0), Piece::separator(),
+                             side(left, c.item_side == 0),
+                             Piece::separator(),
                              Piece::literal(std::string(ctx.quote(comparison_text(op)))),
-                             Piece::separator(), side(right, c.item_side == 1)};
+                             Piece::separator(),
+                             side(right, c.item_side == 1)};
       if (c.item_side == 1) {
         out.push_back(Piece::separator());
         out.push_back(Piece::literal("item=1"));
@@ -379,8 +366,7 @@ std::string short_text(std::string_view s) {
 std::string non_constant_reason(const lint::RuleContext& ctx, NodeId e) {
   const auto& tree = ctx.tree();
   switch (tree.kind(e)) {
-    case NodeKind::Constant:
-      return {};
+    case NodeKind::Constant: return {};
     case NodeKind::JoinedStr:
       for (NodeId v : tree.children(e, GM_F(JoinedStr, values)))
         if (tree.kind(v) != NodeKind::Constant)
@@ -397,8 +383,7 @@ std::string non_constant_reason(const lint::RuleContext& ctx, NodeId e) {
       }
       break;
     }
-    default:
-      break;
+    default: break;
   }
   return "`" + short_text(ctx.text_of(e)) + "` is not a constant";
 }
@@ -407,11 +392,23 @@ std::string non_constant_reason(const lint::RuleContext& ctx, NodeId e) {
 
 namespace {
 
-constexpr std::string_view kMutatingMethods[] = {
-    "append",          "extend",          "insert",          "pop",          "remove",
-    "clear",           "update",          "setdefault",      "popitem",      "register_buffer",
-    "register_parameter", "register_module", "add_module",   "__setitem__",  "__setattr__",
-    "__delitem__",     "__delattr__"};
+constexpr std::string_view kMutatingMethods[] = {"append",
+                                                 "extend",
+                                                 "insert",
+                                                 "pop",
+                                                 "remove",
+                                                 "clear",
+                                                 "update",
+                                                 "setdefault",
+                                                 "popitem",
+                                                 "register_buffer",
+                                                 "register_parameter",
+                                                 "register_module",
+                                                 "add_module",
+                                                 "__setitem__",
+                                                 "__setattr__",
+                                                 "__delitem__",
+                                                 "__delattr__"};
 
 bool is_mutating_method(std::string_view n) {
   return std::find(std::begin(kMutatingMethods), std::end(kMutatingMethods), n) !=
@@ -465,12 +462,10 @@ class AfterScan {
         case sema::BindingKind::ImportFrom:
         case sema::BindingKind::FunctionDef:
         case sema::BindingKind::ClassDef:
-        case sema::BindingKind::TypeParam:
-          return false;
+        case sema::BindingKind::TypeParam: return false;
         case sema::BindingKind::Declaration:
         case sema::BindingKind::Delete:
-        case sema::BindingKind::AugAssign:
-          continue;
+        case sema::BindingKind::AugAssign: continue;
         default: {
           const NodeId v = b->value ? b->value : b->source;
           if (v && aliases_outside(v, depth + 1)) return false;
@@ -526,9 +521,7 @@ class AfterScan {
       case NodeKind::List:
         for (NodeId e : tree_.children(t, GM_F(List, elts))) target(e, stmt, aug);
         break;
-      case NodeKind::Starred:
-        target(tree_.child(t, GM_F(Starred, value)), stmt, aug);
-        break;
+      case NodeKind::Starred: target(tree_.child(t, GM_F(Starred, value)), stmt, aug); break;
       case NodeKind::Attribute:
       case NodeKind::Subscript:
         if (!root_is_local(t)) violate(stmt, "stores to " + quoted(t));
@@ -539,8 +532,7 @@ class AfterScan {
             !symbol_is_local(tree_.text(tree_.field(t, GM_F(Name, id))), 0))
           violate(stmt, "updates " + quoted(t) + " in place");
         break;
-      default:
-        break;
+      default: break;
     }
   }
 
@@ -568,8 +560,7 @@ class AfterScan {
       if (q && (*q == "builtins.setattr" || *q == "builtins.delattr"))
         violate(c, "calls `" + q->substr(9) + "`");
     }
-    if (NodeId kw = gm2::keyword(tree_, c, "out"))
-      violate(kw, "writes a result into `out=`");
+    if (NodeId kw = gm2::keyword(tree_, c, "out")) violate(kw, "writes a result into `out=`");
   }
 
   void visit(NodeId root) {
@@ -595,26 +586,17 @@ class AfterScan {
         if (tree_.child(n, GM_F(AnnAssign, value)))
           target(tree_.child(n, GM_F(AnnAssign, target)), n, false);
         break;
-      case NodeKind::AugAssign:
-        target(tree_.child(n, GM_F(AugAssign, target)), n, true);
-        break;
+      case NodeKind::AugAssign: target(tree_.child(n, GM_F(AugAssign, target)), n, true); break;
       case NodeKind::Delete:
         for (NodeId t : tree_.children(n, GM_F(Delete, targets))) target(t, n, false);
         break;
-      case NodeKind::For:
-        target(tree_.child(n, GM_F(For, target)), n, false);
-        break;
-      case NodeKind::AsyncFor:
-        target(tree_.child(n, GM_F(AsyncFor, target)), n, false);
-        break;
+      case NodeKind::For: target(tree_.child(n, GM_F(For, target)), n, false); break;
+      case NodeKind::AsyncFor: target(tree_.child(n, GM_F(AsyncFor, target)), n, false); break;
       case NodeKind::withitem:
         if (NodeId v = tree_.child(n, GM_F(withitem, optional_vars))) target(v, n, false);
         break;
-      case NodeKind::Call:
-        call(n);
-        break;
-      default:
-        break;
+      case NodeKind::Call: call(n); break;
+      default: break;
     }
     return ast::Visit::Continue;
   }
@@ -707,16 +689,12 @@ std::string scan_after(const lint::RuleContext& ctx, NodeId guard, std::string_v
         parent = tr;  // continue after the whole try
         break;
       }
-      case NodeKind::match_case:
-        parent = m.parent(parent);
-        break;
+      case NodeKind::match_case: parent = m.parent(parent); break;
       case NodeKind::If:
       case NodeKind::With:
-      case NodeKind::AsyncWith:
-        break;
+      case NodeKind::AsyncWith: break;
       default:
-        if (!is_function(tree.kind(parent)))
-          return "the guard is not directly inside a function";
+        if (!is_function(tree.kind(parent))) return "the guard is not directly inside a function";
         break;
     }
     if (!parent) return "the guard is not directly inside a function";
@@ -726,16 +704,15 @@ std::string scan_after(const lint::RuleContext& ctx, NodeId guard, std::string_v
   AfterScan scan(ctx, scope, noun);
   // A global/nonlocal declaration anywhere in the function makes plain name
   // stores after the guard visible outside it.
-  for (NodeId s : tree.children(fn, tree.kind(fn) == NodeKind::FunctionDef
-                                        ? GM_F(FunctionDef, body)
-                                        : GM_F(AsyncFunctionDef, body))) {
+  for (NodeId s :
+       tree.children(fn, tree.kind(fn) == NodeKind::FunctionDef ? GM_F(FunctionDef, body)
+                                                                : GM_F(AsyncFunctionDef, body))) {
     std::string found;
     walk(tree, s, [&](NodeId n) {
       if (!found.empty()) return;
       const auto k = tree.kind(n);
       if ((k == NodeKind::Global || k == NodeKind::Nonlocal) && m.scope_of(n) == scope)
-        found = "the function declares `global`/`nonlocal` (line " +
-                std::to_string(line_of(n)) +
+        found = "the function declares `global`/`nonlocal` (line " + std::to_string(line_of(n)) +
                 "): its stores after the " + std::string(noun) +
                 " would be visible on the error path";
     });
@@ -778,8 +755,10 @@ std::optional<std::string> render(const lint::RuleContext& ctx, NodeId stmt,
         for (char c : p.text) depth += c == '(' ? 1 : c == ')' ? -1 : 0;
         break;
       case Piece::Kind::Separator:
-        if (depth == 0) open = false;
-        else cur().text += ", ";
+        if (depth == 0)
+          open = false;
+        else
+          cur().text += ", ";
         break;
       case Piece::Kind::Source: {
         if (p.begin < prev_end || p.end > node.end || p.end <= p.begin) return std::nullopt;

@@ -124,7 +124,8 @@ class ItemInRegion final : public lint::Rule {
           m_.bindings_of(b->scope, b->name).size() != 1 || b->scope != m_.scope_of(p))
         return "`" + std::string(b ? b->name : "") + "` is bound more than once or is not local";
       NodeId fn = m_.parent(p);
-      while (fn && t_.kind(fn) != NodeKind::FunctionDef && t_.kind(fn) != NodeKind::AsyncFunctionDef)
+      while (fn && t_.kind(fn) != NodeKind::FunctionDef &&
+             t_.kind(fn) != NodeKind::AsyncFunctionDef)
         fn = m_.parent(fn);
       if (!fn) return "the number is not bound in a function";
       std::string out;
@@ -154,7 +155,8 @@ class ItemInRegion final : public lint::Rule {
         return op && op->has(sema::ops::Reduction) && args.size() == 1;
       }
       if (t_.kind(func) != NodeKind::Attribute || !args.empty()) return false;
-      const sema::ops::OpInfo* op = sema::ops::lookup(t_.text(t_.field(func, GM_F(Attribute, attr))));
+      const sema::ops::OpInfo* op =
+          sema::ops::lookup(t_.text(t_.field(func, GM_F(Attribute, attr))));
       return op && op->has(sema::ops::Reduction) && !not_tensor(m_, recv_);
     }
 
@@ -165,8 +167,10 @@ class ItemInRegion final : public lint::Rule {
       if (t_.kind(p) == NodeKind::BinOp) {
         const auto op = static_cast<NodeKind>(t_.field(p, GM_F(BinOp, op)).a);
         const NodeId l = t_.child(p, GM_F(BinOp, left));
-        if (op != NodeKind::Add && op != NodeKind::Sub && op != NodeKind::Mult && op != NodeKind::Div)
-          return "the number meets `" + std::string(ctx_.text_of(p)) + "` (an operator kept for tensors)";
+        if (op != NodeKind::Add && op != NodeKind::Sub && op != NodeKind::Mult &&
+            op != NodeKind::Div)
+          return "the number meets `" + std::string(ctx_.text_of(p)) +
+                 "` (an operator kept for tensors)";
         if (op == NodeKind::Div && l == u)
           return "the number divides a tensor (`s / t` is `t.reciprocal() * s`)";
         other = l == u ? t_.child(p, GM_F(BinOp, right)) : l;

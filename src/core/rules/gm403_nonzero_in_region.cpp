@@ -76,8 +76,8 @@ class NonzeroInRegion final : public lint::Rule {
       d.why =
           "Dynamo: Dynamic shape operator (capture_dynamic_output_shape_ops=False); the "
           "number of result rows depends on tensor data";
-      d.declined_reason = declined(
-          "a fixed-shape replacement depends on how the index list is used");
+      d.declined_reason =
+          declined("a fixed-shape replacement depends on how the index list is used");
     });
   }
 };

@@ -167,8 +167,8 @@ std::optional<Reduction> whole_reduction(const sema::Model& m, NodeId sub) {
 std::optional<std::uint32_t> open_bracket(const lint::RuleContext& ctx, NodeId sub) {
   const auto& tree = ctx.tree();
   const std::uint32_t stop = tree.at(sub).end;
-  const std::uint32_t i = gm2::skip_blank(
-      ctx.text(), tree.at(tree.child(sub, GM_F(Subscript, value))).end, stop, true);
+  const std::uint32_t i =
+      gm2::skip_blank(ctx.text(), tree.at(tree.child(sub, GM_F(Subscript, value))).end, stop, true);
   if (i < stop && ctx.text()[i] == '[') return i;
   return std::nullopt;
 }
@@ -285,8 +285,8 @@ class BoolMaskIndex final : public lint::Rule {
     gm1::Purity p;
     for (NodeId e : {y, mask, x}) gm1::check_pure_total(ctx, e, p);
     if (!p.ok) {
-      d.declined_reason = "the masked copy would evaluate its mask once instead of twice, but " +
-                          p.why;
+      d.declined_reason =
+          "the masked copy would evaluate its mask once instead of twice, but " + p.why;
       return;
     }
     if (has_comment(text, tree.at(stmt).begin, tree.at(stmt).end)) {
@@ -386,8 +386,8 @@ class BoolMaskIndex final : public lint::Rule {
     // [call, x[mask]) is `torch.R(` or the parentheses around `x[mask]` in
     // `(x[mask]).R()` (empty without them); the `)`s are in `].R()`.
     std::vector<edits::Edit> edits{edits::Edit::replace(call_begin, sub_begin, head)};
-    const bool breaks = *bracket + 1 < text.size() &&
-                        (text[*bracket + 1] == '\n' || text[*bracket + 1] == '\r');
+    const bool breaks =
+        *bracket + 1 < text.size() && (text[*bracket + 1] == '\n' || text[*bracket + 1] == '\r');
     edits.push_back(edits::Edit::replace(*bracket, *bracket + 1, breaks ? "," : ", "));
     // The op goes right after the mask, before a comment that follows it.
     edits.push_back(edits::Edit::insert(

@@ -63,9 +63,7 @@ bool has_break(const ast::Tree& tree, std::span<const NodeId> stmts) {
           todo.push_back(tree.children(s, GM_F(If, body)));
           todo.push_back(tree.children(s, GM_F(If, orelse)));
           break;
-        case NodeKind::With:
-          todo.push_back(tree.children(s, GM_F(With, body)));
-          break;
+        case NodeKind::With: todo.push_back(tree.children(s, GM_F(With, body))); break;
         case NodeKind::Try:
           todo.push_back(tree.children(s, GM_F(Try, body)));
           todo.push_back(tree.children(s, GM_F(Try, orelse)));

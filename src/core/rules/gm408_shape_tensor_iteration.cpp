@@ -164,7 +164,9 @@ Params params_of(const ast::Tree& t, NodeId def) {
   return p;
 }
 
-std::string_view arg_name(const ast::Tree& t, NodeId arg) { return t.text(t.field(arg, GM_F(arg, arg))); }
+std::string_view arg_name(const ast::Tree& t, NodeId arg) {
+  return t.text(t.field(arg, GM_F(arg, arg)));
+}
 
 bool has_decorator(const sema::Model& m, NodeId def, std::string_view builtin) {
   const ast::Tree& t = m.tree();
@@ -248,7 +250,8 @@ std::string mutation_after(const FileFacts& ff, NodeId func, const Binding* list
     for (NodeId p = ff.m.parent(e); p; e = p, p = ff.m.parent(p)) {
       if (t.kind(p) == NodeKind::Subscript && t.child(p, GM_F(Subscript, value)) == e) {
         if (ctx_of(t, p) != NodeKind::Load)
-          return "an item store into `" + std::string(list_b->name) + "`" + gm1::line_suffix(ff.ctx, p);
+          return "an item store into `" + std::string(list_b->name) + "`" +
+                 gm1::line_suffix(ff.ctx, p);
         continue;
       }
       if (t.kind(p) == NodeKind::Attribute && t.child(p, GM_F(Attribute, value)) == e) {
@@ -262,7 +265,8 @@ std::string mutation_after(const FileFacts& ff, NodeId func, const Binding* list
       const NodeKind k = t.kind(p);
       if (k == NodeKind::Assign || k == NodeKind::AnnAssign || k == NodeKind::NamedExpr ||
           k == NodeKind::AugAssign || k == NodeKind::withitem)
-        return "`" + std::string(list_b->name) + "` gets another name" + gm1::line_suffix(ff.ctx, p);
+        return "`" + std::string(list_b->name) + "` gets another name" +
+               gm1::line_suffix(ff.ctx, p);
       break;
     }
   }
@@ -273,7 +277,8 @@ std::string mutation_after(const FileFacts& ff, NodeId func, const Binding* list
 bool integer_dtype(const sema::Model& m, NodeId dtype) {
   if (!dtype) return false;
   const auto q = m.qualified_name(dtype);
-  return q && (*q == "torch.long" || *q == "torch.int64" || *q == "torch.int" || *q == "torch.int32");
+  return q &&
+         (*q == "torch.long" || *q == "torch.int64" || *q == "torch.int" || *q == "torch.int32");
 }
 
 struct ListProof {
@@ -291,7 +296,8 @@ ListProof local_list(const FileFacts& ff, NodeId expr, const Binding* b) {
   const NodeId v = b->value;
   const auto callee = callee_name(m, v);
   if (!callee || (*callee != "torch.as_tensor" && *callee != "torch.tensor"))
-    return r.why = "`" + std::string(b->name) + "` is not built with `torch.as_tensor(list, ...)`", r;
+    return r.why = "`" + std::string(b->name) + "` is not built with `torch.as_tensor(list, ...)`",
+           r;
   const auto args = t.children(v, GM_F(Call, args));
   if (args.size() != 1 || t.kind(args[0]) != NodeKind::Name)
     return r.why = "`" + std::string(b->name) + "` is not built from a list name", r;
@@ -304,7 +310,8 @@ ListProof local_list(const FileFacts& ff, NodeId expr, const Binding* b) {
   if (!func || def_of_scope(m, lb->scope) != func || def_of_scope(m, b->scope) != func)
     return r.why = "the list is not local to the caller", r;
   const std::uint32_t built = begin_of_stmt(ff.ctx, v);
-  if (begin_of_stmt(ff.ctx, expr) <= built) return r.why = "the tensor is used before it is built", r;
+  if (begin_of_stmt(ff.ctx, expr) <= built)
+    return r.why = "the tensor is used before it is built", r;
   if (auto mut = mutation_after(ff, func, lb, built); !mut.empty())
     return r.why = "the list may change after the tensor is built: " + mut, r;
   r.list = lb;
@@ -323,7 +330,8 @@ ListProof sibling_list(const FileFacts& ff, const Binding* b, int depth) {
   if (sites.empty())
     return r.why = "`" + std::string(b->name) + "` is a parameter of `" +
                    std::string(t.text(t.field(f, GM_F(FunctionDef, name)))) +
-                   "`, which no call in this file calls", r;
+                   "`, which no call in this file calls",
+           r;
   const Params ps = params_of(t, f);
   std::vector<NodeId> candidates;
   for (NodeId p : ps.positional)
@@ -332,17 +340,25 @@ ListProof sibling_list(const FileFacts& ff, const Binding* b, int depth) {
     if (p != b->node) candidates.push_back(p);
   for (NodeId call : sites) {
     const auto arg = argument_for(m, call, f, b->node);
-    if (!arg) return r.why = "a call of the caller cannot be matched to its parameters" + gm1::line_suffix(ff.ctx, call), r;
-    if (!*arg) return r.why = "a call of the caller leaves `" + std::string(b->name) + "` to its default" + gm1::line_suffix(ff.ctx, call), r;
+    if (!arg)
+      return r.why = "a call of the caller cannot be matched to its parameters" +
+                     gm1::line_suffix(ff.ctx, call),
+             r;
+    if (!*arg)
+      return r.why = "a call of the caller leaves `" + std::string(b->name) + "` to its default" +
+                     gm1::line_suffix(ff.ctx, call),
+             r;
     const ListProof inner = list_behind(ff, *arg, depth - 1);
     if (!inner.list) return r.why = inner.why, r;
     std::erase_if(candidates, [&](NodeId p) {
       const auto s_arg = argument_for(m, call, f, p);
-      return !s_arg || !*s_arg || t.kind(*s_arg) != NodeKind::Name || m.resolve(*s_arg) != inner.list;
+      return !s_arg || !*s_arg || t.kind(*s_arg) != NodeKind::Name ||
+             m.resolve(*s_arg) != inner.list;
     });
     if (candidates.empty())
-      return r.why = "no other parameter of the caller gets the list `" + std::string(inner.list->name) +
-                     "`" + gm1::line_suffix(ff.ctx, call), r;
+      return r.why = "no other parameter of the caller gets the list `" +
+                     std::string(inner.list->name) + "`" + gm1::line_suffix(ff.ctx, call),
+             r;
   }
   // the sibling parameter itself: never rebound or mutated in f
   for (NodeId p : candidates) {
@@ -547,7 +563,8 @@ class ItemUses {
             size_use_ = true;
             return;
           }
-          return fail(p, "an item is passed to `" + std::string(ff_.ctx.text_of(call ? call : p)) + "`");
+          return fail(
+              p, "an item is passed to `" + std::string(ff_.ctx.text_of(call ? call : p)) + "`");
         }
         case NodeKind::Call:
           if (t_.child(p, GM_F(Call, func)) != e && size_call(p, k)) {
@@ -567,7 +584,8 @@ class ItemUses {
         }
         case NodeKind::AugAssign: {
           const auto op = static_cast<NodeKind>(t_.field(p, GM_F(AugAssign, op)).a);
-          if (k != Kind::Int || !(op == NodeKind::Add || op == NodeKind::Sub || op == NodeKind::Mult))
+          if (k != Kind::Int ||
+              !(op == NodeKind::Add || op == NodeKind::Sub || op == NodeKind::Mult))
             return fail(p, "an item updates `" + std::string(ff_.ctx.text_of(p)) + "`");
           return derive(p, t_.child(p, GM_F(AugAssign, target)));
         }
@@ -577,8 +595,7 @@ class ItemUses {
             return fail(p, "an item is stored by `" + std::string(ff_.ctx.text_of(p)) + "`");
           return derive(p, targets[0]);
         }
-        default:
-          return fail(p, "an item is used in `" + std::string(ff_.ctx.text_of(p)) + "`");
+        default: return fail(p, "an item is used in `" + std::string(ff_.ctx.text_of(p)) + "`");
       }
     }
   }
@@ -627,7 +644,7 @@ std::optional<LoopShape> loop_shape(const sema::Model& m, NodeId loop) {
   if (t.kind(target) != NodeKind::Tuple && t.kind(target) != NodeKind::List) return std::nullopt;
   LoopShape s{it, {}};
   const auto elts = t.kind(target) == NodeKind::Tuple ? t.children(target, GM_F(Tuple, elts))
-                                                       : t.children(target, GM_F(List, elts));
+                                                      : t.children(target, GM_F(List, elts));
   for (NodeId x : elts) {
     if (t.kind(x) != NodeKind::Name) return std::nullopt;
     s.items.push_back(x);
@@ -659,7 +676,8 @@ class ShapeTensorIteration final : public lint::Rule {
   }
 
  private:
-  void check_loop(const FileFacts& ff, NodeId loop, const LoopShape& s, lint::DiagnosticSink& sink) const {
+  void check_loop(const FileFacts& ff, NodeId loop, const LoopShape& s,
+                  lint::DiagnosticSink& sink) const {
     const ast::Tree& t = ff.ctx.tree();
     const sema::Model& m = ff.m;
     const NodeId func = gm1::enclosing_function(m, loop);
@@ -681,7 +699,8 @@ class ShapeTensorIteration final : public lint::Rule {
         const auto arg = argument_for(m, call, func, seq->node);
         if (!arg || !*arg) continue;
         ListProof proof = list_behind(ff, *arg, 1);
-        if (proof.list || is_tensor(m, *arg)) tensor_sites.push_back({call, *arg, std::move(proof)});
+        if (proof.list || is_tensor(m, *arg))
+          tensor_sites.push_back({call, *arg, std::move(proof)});
       }
       if (tensor_sites.empty()) return;
     } else {
@@ -705,9 +724,9 @@ class ShapeTensorIteration final : public lint::Rule {
     if (!uses.reaches_size()) return;
 
     const std::string seq_name(seq->name);
-    auto& d = sink.report(begin_of(t, s.seq), end_of(t, s.seq),
-                          "iterating tensor `" + seq_name +
-                              "` gives 0-d tensors that are then used as sizes");
+    auto& d = sink.report(
+        begin_of(t, s.seq), end_of(t, s.seq),
+        "iterating tensor `" + seq_name + "` gives 0-d tensors that are then used as sizes");
     d.why =
         "Dynamo: Data dependent operator (aten._local_scalar_dense) where an item is used as a "
         "size; inside a loop the whole frame falls back to eager (graph break in loop)";
@@ -720,7 +739,8 @@ class ShapeTensorIteration final : public lint::Rule {
     if (local) {
       const ListProof p = list_behind(ff, s.seq, 0);
       if (!p.list) return void(d.declined_reason = p.why);
-      edits.push_back(edits::Edit::replace(begin_of(t, s.seq), end_of(t, s.seq), std::string(p.list->name)));
+      edits.push_back(
+          edits::Edit::replace(begin_of(t, s.seq), end_of(t, s.seq), std::string(p.list->name)));
       lists.push_back(std::string(p.list->name));
     } else {
       // the parameter: used by this loop only, never rebound
@@ -742,7 +762,8 @@ class ShapeTensorIteration final : public lint::Rule {
         lists.push_back(list);
         lines.push_back(gm1::line_of(ff.ctx, begin_of(t, site.call)));
       }
-      if (edits.empty()) return void(d.declined_reason = "no Python list holding the same values: " + last_why);
+      if (edits.empty())
+        return void(d.declined_reason = "no Python list holding the same values: " + last_why);
     }
     std::sort(lists.begin(), lists.end());
     lists.erase(std::unique(lists.begin(), lists.end()), lists.end());

@@ -286,7 +286,8 @@ class NonzeroRowLoop final : public lint::Rule {
       const auto rhs = t.children(c, GM_F(Compare, comparators));
       if (ops.size() != 1) return "the condition is not `S > 0` or `S != 0`";
       const auto k = static_cast<NodeKind>(ops[0].index);
-      if (k != NodeKind::Gt && k != NodeKind::NotEq) return "the condition is not `S > 0` or `S != 0`";
+      if (k != NodeKind::Gt && k != NodeKind::NotEq)
+        return "the condition is not `S > 0` or `S != 0`";
       sum = t.child(c, GM_F(Compare, left));
       zero = rhs[0];
     } else if (t.kind(c) == NodeKind::Call) {
@@ -371,9 +372,10 @@ class NonzeroRowLoop final : public lint::Rule {
       walk(t, s.function, [&](NodeId n) {
         if (t.kind(n) != NodeKind::Name || is_load(t, n) || s.aliases.count(name_id(t, n))) return;
         NodeId p = m.parent(n);
-        while (t.kind(p) == NodeKind::Tuple || t.kind(p) == NodeKind::List || t.kind(p) == NodeKind::Starred)
+        while (t.kind(p) == NodeKind::Tuple || t.kind(p) == NodeKind::List ||
+               t.kind(p) == NodeKind::Starred)
           p = m.parent(p);  // `a, b = mask.chunk(2)`
-        const NodeId value = t.kind(p) == NodeKind::Assign ? t.child(p, GM_F(Assign, value))
+        const NodeId value = t.kind(p) == NodeKind::Assign      ? t.child(p, GM_F(Assign, value))
                              : t.kind(p) == NodeKind::NamedExpr ? t.child(p, GM_F(NamedExpr, value))
                                                                 : NodeId{};
         if (!value) return;
@@ -389,7 +391,8 @@ class NonzeroRowLoop final : public lint::Rule {
       if (k == NodeKind::Subscript && ctx_of(t, n) != NodeKind::Load &&
           s.aliases.count(name_id(t, t.child(n, GM_F(Subscript, value)))))
         bad = true;
-      if (k == NodeKind::AugAssign && s.aliases.count(name_id(t, t.child(n, GM_F(AugAssign, target)))))
+      if (k == NodeKind::AugAssign &&
+          s.aliases.count(name_id(t, t.child(n, GM_F(AugAssign, target)))))
         bad = true;
       if (k == NodeKind::Call) {
         const NodeId f = t.child(n, GM_F(Call, func));
@@ -435,9 +438,9 @@ class NonzeroRowLoop final : public lint::Rule {
         const sema::ops::OpInfo* op = sema::ops::lookup(meth);
         if (op && op->has(sema::ops::BoolResult)) return s.nonnegative = true, std::string{};
         static constexpr std::string_view kKeep[] = {
-            "permute", "transpose", "view",  "reshape", "contiguous", "flatten", "squeeze",
-            "unsqueeze", "long",    "int",   "float",   "double",     "bool",    "to",
-            "clone",   "detach",    "movedim"};
+            "permute", "transpose", "view",  "reshape", "contiguous", "flatten",
+            "squeeze", "unsqueeze", "long",  "int",     "float",      "double",
+            "bool",    "to",        "clone", "detach",  "movedim"};
         if (std::find(std::begin(kKeep), std::end(kKeep), meth) == std::end(kKeep)) break;
         v = t.child(t.child(v, GM_F(Call, func)), GM_F(Attribute, value));
         continue;
@@ -465,7 +468,8 @@ class NonzeroRowLoop final : public lint::Rule {
     }
     Body b(ctx, s);
     if (!s.nonnegative)
-      b.unsafe("the mask `" + s.mask + "` is non-negative (a row of it that sums to 0 is all zero)");
+      b.unsafe("the mask `" + s.mask +
+               "` is non-negative (a row of it that sums to 0 is all zero)");
     b.run();
     if (!b.proof.declined.empty()) {
       d.declined_reason = b.proof.declined;
@@ -622,31 +626,27 @@ class NonzeroRowLoop final : public lint::Rule {
       if (guard.exceeded()) return decline("the loop body is nested too deeply", st);
       switch (t.kind(st)) {
         case NodeKind::Continue:
-        case NodeKind::Pass:
-          return;
+        case NodeKind::Pass: return;
         case NodeKind::If: {
           if (selection_seen && empty_guard(st)) {
-            if (m.parent(st) != site.loop)
-              return decline("an emptiness test inside a branch", st);
+            if (m.parent(st) != site.loop) return decline("an emptiness test inside a branch", st);
             empty_guards.push_back(st);
             return;
           }
           const NodeId test = t.child(st, GM_F(If, test));
           walk(t, test, [&](NodeId n) {
             if (t.kind(n) == NodeKind::Call) decline("a call in an `if` test of the body", n);
-            if (t.kind(n) == NodeKind::Name && (assigned.count(name_id(t, n)) || selected.count(name_id(t, n))))
+            if (t.kind(n) == NodeKind::Name &&
+                (assigned.count(name_id(t, n)) || selected.count(name_id(t, n))))
               decline("an `if` test of the body reads tensor data", n);
           });
           for (NodeId s2 : t.children(st, GM_F(If, body))) statement(s2);
           for (NodeId s2 : t.children(st, GM_F(If, orelse))) statement(s2);
           return;
         }
-        case NodeKind::Assign:
-          return assignment(st);
-        case NodeKind::Expr:
-          return update(st);
-        default:
-          return decline("a statement the proof does not cover in the loop body", st);
+        case NodeKind::Assign: return assignment(st);
+        case NodeKind::Expr: return update(st);
+        default: return decline("a statement the proof does not cover in the loop body", st);
       }
     }
 
@@ -663,7 +663,8 @@ class NonzeroRowLoop final : public lint::Rule {
       for (NodeId n : names)
         if (t.kind(n) != NodeKind::Name)
           return decline("the loop body stores to something other than a local name", st);
-      if (names.empty()) return decline("the loop body stores to something other than a local name", st);
+      if (names.empty())
+        return decline("the loop body stores to something other than a local name", st);
       std::string q;
       if (t.kind(value) == NodeKind::Call && torch_leaf_of(m, value, q) == "where" &&
           t.children(value, GM_F(Call, args)).size() == 1) {
@@ -671,8 +672,7 @@ class NonzeroRowLoop final : public lint::Rule {
         // Views of the row keep "all zero": `mask[i].squeeze(0)`.
         while (t.kind(sel) == NodeKind::Call) {
           const std::string_view view = method_name(m, sel);
-          if (view != "squeeze" && view != "flatten" && view != "contiguous" && view != "t")
-            break;
+          if (view != "squeeze" && view != "flatten" && view != "contiguous" && view != "t") break;
           for (NodeId a : t.children(sel, GM_F(Call, args))) pure(a);
           if (!t.children(sel, GM_F(Call, keywords)).empty()) break;
           sel = t.child(t.child(sel, GM_F(Call, func)), GM_F(Attribute, value));
@@ -680,8 +680,8 @@ class NonzeroRowLoop final : public lint::Rule {
         if (t.kind(sel) != NodeKind::Subscript ||
             name_id(t, t.child(sel, GM_F(Subscript, value))) != site.mask ||
             name_id(t, t.child(sel, GM_F(Subscript, slice))) != var)
-          return decline("a one-argument `torch.where` other than `torch.where(" + site.mask +
-                             "[" + var + "])`",
+          return decline("a one-argument `torch.where` other than `torch.where(" + site.mask + "[" +
+                             var + "])`",
                          st);
         if (selection_seen || m.parent(st) != site.loop)
           return decline("more than one selection, or a selection inside a branch", st);
@@ -730,17 +730,16 @@ class NonzeroRowLoop final : public lint::Rule {
       if (guard.exceeded()) return decline("an expression nested too deeply", e);
       switch (t.kind(e)) {
         case NodeKind::Name:
-        case NodeKind::Constant:
-          return;
-        case NodeKind::Attribute:
-          return pure(t.child(e, GM_F(Attribute, value)));
+        case NodeKind::Constant: return;
+        case NodeKind::Attribute: return pure(t.child(e, GM_F(Attribute, value)));
         case NodeKind::Subscript: {
           const NodeId obj = t.child(e, GM_F(Subscript, value));
           const NodeId sl = t.child(e, GM_F(Subscript, slice));
           bool by_index = false;  // `w[i]`, `w[i, :]`, `self[f"e{i}"]`, `w[row[0]]`
           walk(t, sl, [&](NodeId x) { by_index |= name_id(t, x) == var; });
           if (by_index && name_id(t, obj) != site.mask)
-            unsafe("`" + std::string(ctx.text_of(obj)) + "` has an entry for every index of the mask");
+            unsafe("`" + std::string(ctx.text_of(obj)) +
+                   "` has an entry for every index of the mask");
           pure(obj);
           return pure(sl);
         }
@@ -757,8 +756,7 @@ class NonzeroRowLoop final : public lint::Rule {
         case NodeKind::FormattedValue:
           if (NodeId spec = t.child(e, GM_F(FormattedValue, format_spec))) pure(spec);
           return pure(t.child(e, GM_F(FormattedValue, value)));
-        case NodeKind::UnaryOp:
-          return pure(t.child(e, GM_F(UnaryOp, operand)));
+        case NodeKind::UnaryOp: return pure(t.child(e, GM_F(UnaryOp, operand)));
         case NodeKind::BinOp: {
           const NodeKind op = op_of(t, e, GM_F(BinOp, op));
           if (op != NodeKind::Add && op != NodeKind::Sub && op != NodeKind::Mult &&
@@ -767,10 +765,8 @@ class NonzeroRowLoop final : public lint::Rule {
           pure(t.child(e, GM_F(BinOp, left)));
           return pure(t.child(e, GM_F(BinOp, right)));
         }
-        case NodeKind::Call:
-          return call(e);
-        default:
-          return decline("an expression the proof does not cover", e);
+        case NodeKind::Call: return call(e);
+        default: return decline("an expression the proof does not cover", e);
       }
     }
 
@@ -794,18 +790,21 @@ class NonzeroRowLoop final : public lint::Rule {
         const sema::ops::OpInfo* op = sema::ops::lookup_qualified(*q);
         if (empty_ok(op) && !op->has(sema::ops::MethodSizeArgs)) return;
         if (*q == "int" && m.is_builtin(func)) return;
-        return decline("`" + *q + "` is not a pure, total torch operation that takes zero rows (op table)", e);
+        return decline(
+            "`" + *q + "` is not a pure, total torch operation that takes zero rows (op table)", e);
       }
       if (t.kind(func) == NodeKind::Name && modules.count(name_id(t, func))) {
         proof.calls_submodule = true;
-        return unsafe("`" + std::string(name_id(t, func)) + "` computes row by row without effects");
+        return unsafe("`" + std::string(name_id(t, func)) +
+                      "` computes row by row without effects");
       }
       // `self[f"expert_{i}"](x)`: a submodule of a ModuleDict.
       if (t.kind(func) == NodeKind::Subscript &&
           name_id(t, t.child(func, GM_F(Subscript, value))) == "self") {
         pure(func);
         proof.calls_submodule = true;
-        return unsafe("`" + std::string(ctx.text_of(func)) + "` computes row by row without effects");
+        return unsafe("`" + std::string(ctx.text_of(func)) +
+                      "` computes row by row without effects");
       }
       if (t.kind(func) != NodeKind::Attribute) return decline("a call the proof does not cover", e);
       const NodeId recv = t.child(func, GM_F(Attribute, value));
@@ -819,10 +818,12 @@ class NonzeroRowLoop final : public lint::Rule {
       }
       if (t.kind(recv) == NodeKind::Subscript &&
           t.kind(t.child(recv, GM_F(Subscript, value))) == NodeKind::Attribute &&
-          name_id(t, t.child(t.child(recv, GM_F(Subscript, value)), GM_F(Attribute, value))) == "self") {
+          name_id(t, t.child(t.child(recv, GM_F(Subscript, value)), GM_F(Attribute, value))) ==
+              "self") {
         pure(recv);
         proof.calls_submodule = true;
-        return unsafe("`" + std::string(ctx.text_of(func)) + "` computes row by row without effects");
+        return unsafe("`" + std::string(ctx.text_of(func)) +
+                      "` computes row by row without effects");
       }
       const sema::ops::OpInfo* op = sema::ops::lookup(meth);
       // `x.reshape(k, -1)` of zero elements raises (the -1 could be
@@ -830,8 +831,9 @@ class NonzeroRowLoop final : public lint::Rule {
       if (op && op->has(sema::ops::MethodSizeArgs)) {
         const auto sizes = t.children(e, GM_F(Call, args));
         if (sizes.empty() || int_literal(t, sizes[0]) != -1)
-          return decline("`." + std::string(meth) + "()` may not take zero rows (its first size is not -1)",
-                         e);
+          return decline(
+              "`." + std::string(meth) + "()` may not take zero rows (its first size is not -1)",
+              e);
       }
       if (!empty_ok(op) || op->method.ret == sema::Ret::Unknown)
         return decline("`." + std::string(meth) +
@@ -874,7 +876,8 @@ class NonzeroRowLoop final : public lint::Rule {
       walk(t, site.loop, [&](NodeId n) {
         if (t.kind(n) != NodeKind::Name || t.at(n).begin < after) return;
         const std::string_view id = name_id(t, n);
-        if (id == row && row != var) return decline("the row variable is used after the conversion", n);
+        if (id == row && row != var)
+          return decline("the row variable is used after the conversion", n);
         if (id != var) return;
         if (!is_load(t, n)) return decline("the loop body rebinds the index", n);
         NodeId p = m.parent(n);
@@ -898,16 +901,19 @@ class NonzeroRowLoop final : public lint::Rule {
             static_cast<int>(t.field(p, GM_F(FormattedValue, conversion)).a) == -1 &&
             !t.child(p, GM_F(FormattedValue, format_spec)))
           return;
-        if (t.kind(p) == NodeKind::Call && name_id(t, t.child(p, GM_F(Call, func))) == "int") return;
+        if (t.kind(p) == NodeKind::Call && name_id(t, t.child(p, GM_F(Call, func))) == "int")
+          return;
         if (t.kind(p) == NodeKind::Compare) {
           // `is` would compare identities, which an int and a tensor do not share.
           for (NodeId op : t.raw_list(p, GM_F(Compare, ops))) {
             const auto k = static_cast<NodeKind>(op.index);
-            if (k == NodeKind::Is || k == NodeKind::IsNot || k == NodeKind::In || k == NodeKind::NotIn)
+            if (k == NodeKind::Is || k == NodeKind::IsNot || k == NodeKind::In ||
+                k == NodeKind::NotIn)
               return decline("the index `" + var + "` is compared by identity or membership", n);
           }
           NodeId up = m.parent(p);
-          while (t.kind(up) == NodeKind::BoolOp || t.kind(up) == NodeKind::UnaryOp) up = m.parent(up);
+          while (t.kind(up) == NodeKind::BoolOp || t.kind(up) == NodeKind::UnaryOp)
+            up = m.parent(up);
           if (t.kind(up) == NodeKind::If) return;
         }
         decline("the index `" + var + "` is used as a tensor value", n);
@@ -927,7 +933,8 @@ class NonzeroRowLoop final : public lint::Rule {
       walk(t, site.function, [&](NodeId n) {
         if (t.kind(n) != NodeKind::Name || !is_load(t, n) || !all.count(name_id(t, n))) return;
         if (t.at(n).begin < lb || t.at(n).begin >= le)
-          decline("`" + std::string(name_id(t, n)) + "`, assigned in the loop, is read outside it", n);
+          decline("`" + std::string(name_id(t, n)) + "`, assigned in the loop, is read outside it",
+                  n);
       });
       Names defined{var};
       const auto body = t.children(site.loop, GM_F(For, body));
@@ -952,8 +959,7 @@ class NonzeroRowLoop final : public lint::Rule {
       }
       for (NodeId st : stmts) {
         switch (t.kind(st)) {
-          case NodeKind::Continue:
-            return std::nullopt;
+          case NodeKind::Continue: return std::nullopt;
           case NodeKind::If: {
             reads_defined(t.child(st, GM_F(If, test)), defined, all);
             const auto body = t.children(st, GM_F(If, body));
@@ -977,8 +983,7 @@ class NonzeroRowLoop final : public lint::Rule {
               if (t.kind(n) == NodeKind::Name && !is_load(t, n)) defined.emplace(name_id(t, n));
             });
             break;
-          default:
-            reads_defined(st, defined, all);
+          default: reads_defined(st, defined, all);
         }
       }
       return defined;
@@ -990,7 +995,8 @@ class NonzeroRowLoop final : public lint::Rule {
       walk(t, site.function, [&](NodeId n) {
         if (t.kind(n) == NodeKind::Name && is_load(t, n) && name_id(t, n) == site.rows) ++loads;
       });
-      if (loads != 1) decline("`" + site.rows + "` is used elsewhere than by the loop", site.rows_stmt);
+      if (loads != 1)
+        decline("`" + site.rows + "` is used elsewhere than by the loop", site.rows_stmt);
     }
   };
 };

@@ -67,8 +67,8 @@ class DeepcopyInRegion final : public lint::Rule {
                                 : "`copy.deepcopy` of a value that may hold a tensor inside a "
                                   "compiled region");
       d.why = "Dynamo: Attempted to copy.deepcopy a tensor";
-      d.declined_reason = declined(
-          "`clone()` equals `deepcopy` only for a plain tensor, which is not proven");
+      d.declined_reason =
+          declined("`clone()` equals `deepcopy` only for a plain tensor, which is not proven");
     });
   }
 };

@@ -100,8 +100,8 @@ class TryImportInRegion final : public lint::Rule {
       d.why =
           "Dynamo: Import failure when the import fails; the frame is then skipped (runs "
           "eagerly)";
-      d.declined_reason = declined(
-          "hoisting the probe to module level changes when the import runs");
+      d.declined_reason =
+          declined("hoisting the probe to module level changes when the import runs");
     });
   }
 };

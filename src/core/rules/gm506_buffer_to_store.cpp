@@ -104,8 +104,7 @@ bool metadata_read(const lint::RuleContext& ctx, NodeId e) {
   if (guard.exceeded()) return false;  // unknown: no fix
   switch (tree.kind(e)) {
     case NodeKind::Name:
-    case NodeKind::Constant:
-      return true;
+    case NodeKind::Constant: return true;
     case NodeKind::Attribute: {
       const std::string_view attr = tree.text(tree.field(e, GM_F(Attribute, attr)));
       if (attr == "device" || attr == "dtype")
@@ -136,8 +135,7 @@ bool metadata_read(const lint::RuleContext& ctx, NodeId e) {
         if (!metadata_read(ctx, a)) return false;
       return true;
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -211,8 +209,11 @@ class BufferToStore final : public lint::Rule {
     const bool no_args = tree.children(call, GM_F(Call, args)).empty() &&
                          tree.children(call, GM_F(Call, keywords)).empty();
     const bool breaks = text[*paren + 1] == '\n' || text[*paren + 1] == '\r';
-    std::string head = std::string(gm2::kRuntimeAlias) + ".assign_to(self, \"" +
-                       std::string(attr) + "\"" + (no_args ? "" : breaks ? "," : ", ");
+    std::string head = std::string(gm2::kRuntimeAlias) + ".assign_to(self, \"" + std::string(attr) +
+                       "\"" +
+                       (no_args  ? ""
+                        : breaks ? ","
+                                 : ", ");
     gm2::attach_fix(ctx, d,
                     "Store only when `.to()` returns another tensor (`_graphmend_rt.assign_to`)",
                     {edits::Edit::replace(begin, *paren + 1, std::move(head))});

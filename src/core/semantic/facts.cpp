@@ -91,10 +91,8 @@ bool is_simple_statement(NodeKind k) {
     case NodeKind::Global:
     case NodeKind::Nonlocal:
     case NodeKind::Break:
-    case NodeKind::Continue:
-      return true;
-    default:
-      return false;
+    case NodeKind::Continue: return true;
+    default: return false;
   }
 }
 
@@ -107,10 +105,8 @@ bool definite_kind(BindingKind k) {
     case BindingKind::ImportFrom:
     case BindingKind::FunctionDef:
     case BindingKind::ClassDef:
-    case BindingKind::Parameter:
-      return true;
-    default:
-      return false;
+    case BindingKind::Parameter: return true;
+    default: return false;
   }
 }
 
@@ -129,7 +125,16 @@ struct FnInfo {
 
 struct CallPlan {
   // Select: `_graphmend_rt.where(cond, a, b)`, which is `a if cond else b`.
-  enum Kind : std::uint8_t { Unknown, Torch, Builtin, Method, InFile, Constructor, TorchClass, Select };
+  enum Kind : std::uint8_t {
+    Unknown,
+    Torch,
+    Builtin,
+    Method,
+    InFile,
+    Constructor,
+    TorchClass,
+    Select
+  };
   Kind kind = Unknown;
   CallInfo info;
   std::string_view name;       // builtin / method / torch function tail
@@ -199,8 +204,7 @@ class FactsPass {
  private:
   static bool dynamic(BindingKind k) {
     return k == BindingKind::Assign || k == BindingKind::AnnAssign || k == BindingKind::NamedExpr ||
-           k == BindingKind::AugAssign || k == BindingKind::For ||
-           k == BindingKind::Comprehension;
+           k == BindingKind::AugAssign || k == BindingKind::For || k == BindingKind::Comprehension;
   }
 
   // Per-binding facts (bfact_) and per-symbol joins (symjoin_, indexed by the
@@ -213,7 +217,8 @@ class FactsPass {
     symfirst_.assign(nb, 0);
     is_binder_.assign(t_.node_count() + 1, 0);
     for (const auto& [key, sym] : m_.symbols_)
-      for (BindingId i = sym.first; i != kNone; i = m_.bindings_[i].next_in_symbol) symfirst_[i] = sym.first;
+      for (BindingId i = sym.first; i != kNone; i = m_.bindings_[i].next_in_symbol)
+        symfirst_[i] = sym.first;
     for (BindingId i = 0; i < nb; ++i) {
       const Binding& b = m_.bindings_[i];
       if (dynamic(b.kind)) {
@@ -257,8 +262,8 @@ class FactsPass {
             break;
           }
         }
-        p.training = attr == "training" &&
-                     m_.classes_[p.self_cls].confidence != ModuleConfidence::None;
+        p.training =
+            attr == "training" && m_.classes_[p.self_cls].confidence != ModuleConfidence::None;
       }
       if (p.self_cls == kNone &&
           (t_.kind(v) == NodeKind::Name || t_.kind(v) == NodeKind::Attribute)) {
@@ -327,8 +332,7 @@ class FactsPass {
       after = t_.at(sb).end;
     }
     NodeId a = use;
-    while (a && !(m_.parent(a) == list_parent && m_.slot_[a.index] == list_slot))
-      a = m_.parent(a);
+    while (a && !(m_.parent(a) == list_parent && m_.slot_[a.index] == list_slot)) a = m_.parent(a);
     if (!a || t_.at(a).begin < after) return join_all;
     const std::uint32_t limit = is_simple_statement(t_.kind(a)) ? use_at : t_.at(a).end;
     for (BindingId i = sym->first; i != kNone; i = m_.bindings_[i].next_in_symbol) {
@@ -365,21 +369,16 @@ class FactsPass {
         return binop(old, m_.facts_[b.source.index], op, b.node);
       }
       case BindingKind::For:
-      case BindingKind::Comprehension:
-        return unpacked(b);
+      case BindingKind::Comprehension: return unpacked(b);
       case BindingKind::ExceptAs:
       case BindingKind::Import:
       case BindingKind::FunctionDef:
       case BindingKind::ClassDef:
-      case BindingKind::TypeParam:
-        return other();
-      case BindingKind::Parameter:
-        return m_.facts_[b.node.index];
+      case BindingKind::TypeParam: return other();
+      case BindingKind::Parameter: return m_.facts_[b.node.index];
       case BindingKind::Delete:
-      case BindingKind::Declaration:
-        return {};
-      default:
-        return top();
+      case BindingKind::Declaration: return {};
+      default: return top();
     }
   }
 
@@ -467,17 +466,20 @@ class FactsPass {
         return top();
       }
       case NodeKind::BinOp: {
-        if (static_cast<NodeKind>(t_.field(ann, GM_F(BinOp, op)).a) != NodeKind::BitOr) return top();
+        if (static_cast<NodeKind>(t_.field(ann, GM_F(BinOp, op)).a) != NodeKind::BitOr)
+          return top();
         return join(annotation_fact(t_.child(ann, GM_F(BinOp, left)), depth + 1),
                     annotation_fact(t_.child(ann, GM_F(BinOp, right)), depth + 1));
       }
       case NodeKind::Subscript: {
         const auto q = m_.qualified_name(t_.child(ann, GM_F(Subscript, value)));
         const NodeId sl = t_.child(ann, GM_F(Subscript, slice));
-        if (q && (*q == "typing.Optional")) return join(annotation_fact(sl, depth + 1), none_fact());
+        if (q && (*q == "typing.Optional"))
+          return join(annotation_fact(sl, depth + 1), none_fact());
         if (q && *q == "typing.Union" && t_.kind(sl) == NodeKind::Tuple) {
           RF r;
-          for (NodeId e : t_.children(sl, GM_F(Tuple, elts))) r = join(r, annotation_fact(e, depth + 1));
+          for (NodeId e : t_.children(sl, GM_F(Tuple, elts)))
+            r = join(r, annotation_fact(e, depth + 1));
           return r;
         }
         return top();
@@ -498,8 +500,7 @@ class FactsPass {
         if (*q == "builtins.None") return none_fact();
         return top();
       }
-      default:
-        return top();
+      default: return top();
     }
   }
 
@@ -525,7 +526,8 @@ class FactsPass {
     // default None
     const NodeId dflt = default_of(args, arg);
     if (dflt && t_.kind(dflt) == NodeKind::Constant &&
-        t_.constant_at(t_.field(dflt, GM_F(Constant, value))).kind == ast::ConstantValue::Kind::None)
+        t_.constant_at(t_.field(dflt, GM_F(Constant, value))).kind ==
+            ast::ConstantValue::Kind::None)
       r = join(r, none_fact());
     return r;
   }
@@ -579,7 +581,8 @@ class FactsPass {
           f.returns.push_back(node);
         else
           f.generator = true;
-      } else if (m_.scopes_[s].kind != ScopeKind::Module && m_.scopes_[s].kind != ScopeKind::Class) {
+      } else if (m_.scopes_[s].kind != ScopeKind::Module &&
+                 m_.scopes_[s].kind != ScopeKind::Class) {
         const std::uint32_t owner = m_.scope_owner_def_[s];
         (void)owner;  // yield inside a genexp/lambda belongs to that scope
       }
@@ -590,8 +593,7 @@ class FactsPass {
     if (depth > 32) return false;
     switch (t_.kind(stmt)) {
       case NodeKind::Return:
-      case NodeKind::Raise:
-        return true;
+      case NodeKind::Raise: return true;
       case NodeKind::If: {
         auto body = t_.children(stmt, GM_F(If, body));
         auto orelse = t_.children(stmt, GM_F(If, orelse));
@@ -603,8 +605,7 @@ class FactsPass {
         auto body = t_.children(stmt, GM_F(With, body));
         return !body.empty() && always_exits(body.back(), depth + 1);
       }
-      default:
-        return false;
+      default: return false;
     }
   }
 
@@ -644,10 +645,11 @@ class FactsPass {
     if (d == "float" || d == "float32" || d == "float16" || d == "half" || d == "bfloat16" ||
         d == "double" || d == "float64" || d == "float8_e4m3fn" || d == "float8_e5m2")
       return RF::kFloat;
-    if (d == "long" || d == "int64" || d == "int" || d == "int32" || d == "int16" ||
-        d == "short" || d == "int8" || d == "uint8")
+    if (d == "long" || d == "int64" || d == "int" || d == "int32" || d == "int16" || d == "short" ||
+        d == "int8" || d == "uint8")
       return RF::kInt;
-    if (d == "complex64" || d == "complex128" || d == "cfloat" || d == "cdouble") return RF::kComplex;
+    if (d == "complex64" || d == "complex128" || d == "cfloat" || d == "cdouble")
+      return RF::kComplex;
     return 0;
   }
 
@@ -788,9 +790,7 @@ class FactsPass {
     NodeId self_expr, attr_node;
     bool container = false;
     switch (t_.kind(func)) {
-      case NodeKind::Attribute:
-        attr_node = func;
-        break;
+      case NodeKind::Attribute: attr_node = func; break;
       case NodeKind::Subscript:
         attr_node = t_.child(func, GM_F(Subscript, value));
         container = true;
@@ -818,8 +818,7 @@ class FactsPass {
         if (m_.bindings_of(b->scope, b->name).size() != 1) return false;
         break;
       }
-      default:
-        return false;
+      default: return false;
     }
     if (!attr_node || t_.kind(attr_node) != NodeKind::Attribute) return false;
     self_expr = t_.child(attr_node, GM_F(Attribute, value));
@@ -864,7 +863,8 @@ class FactsPass {
         const bool is_none = a.value && t_.kind(a.value) == NodeKind::Constant &&
                              t_.constant_at(t_.field(a.value, GM_F(Constant, value))).kind ==
                                  ast::ConstantValue::Kind::None;
-        r = join(r, is_none ? none_fact() : tensor(tensorish(v) ? v.dtypes : RF::kAnyDType, expr.index));
+        r = join(
+            r, is_none ? none_fact() : tensor(tensorish(v) ? v.dtypes : RF::kAnyDType, expr.index));
       } else {
         r = join(r, a.value ? m_.facts_[a.value.index] : top());
       }
@@ -887,14 +887,10 @@ class FactsPass {
         if (info.dtype == RetDType::FromArgs) dt = dtype_kw ? dtype_kw : RF::kAnyDType;
         return tensor(dt, info.same_shape && base.shape != 0 ? base.shape : self_shape);
       }
-      case Ret::NotTensor:
-        return other();
-      case Ret::TensorSeq:
-        return other(RF::kAnyDType, RF::kTensor);
-      case Ret::IntSeq:
-        return other(RF::kInt, RF::kOther);
-      default:
-        return top();
+      case Ret::NotTensor: return other();
+      case Ret::TensorSeq: return other(RF::kAnyDType, RF::kTensor);
+      case Ret::IntSeq: return other(RF::kInt, RF::kOther);
+      default: return top();
     }
   }
 
@@ -915,7 +911,8 @@ class FactsPass {
           return other(RF::kAnyDType, RF::kTensor);
         if (ov == Overload::Nonzero && has_kw) return top();
         if (p.info.ret == Ret::Unknown && reduces_or_pairs) {
-          if (args.size() == 1 && !has_kw && ov != Overload::Mode) return tensor(a0.dtypes, call.index);
+          if (args.size() == 1 && !has_kw && ov != Overload::Mode)
+            return tensor(a0.dtypes, call.index);
           if (args.size() == 2 && !has_kw && tensorish(m_.facts_[args[1].index]) &&
               ov == Overload::MaxMin)
             return tensor(promote(a0.dtypes, m_.facts_[args[1].index].dtypes), call.index);
@@ -925,7 +922,7 @@ class FactsPass {
         }
         if (ov == Overload::Unique) return has_kw ? top() : tensor(a0.dtypes, call.index);
         if (ov == Overload::SumProd && tensorish(a0)) {
-          const std::uint8_t dt = p.dtype_kw ? p.dtype_kw
+          const std::uint8_t dt = p.dtype_kw                                   ? p.dtype_kw
                                   : single(a0.dtypes) && a0.dtypes <= RF::kInt ? RF::kInt
                                                                                : a0.dtypes;
           return tensor(dt, call.index);
@@ -934,14 +931,14 @@ class FactsPass {
         return apply(p.info, a0, call.index, p.dtype_kw);
       }
       case CallPlan::TorchClass:
-      case CallPlan::Constructor:
-        return other();
+      case CallPlan::Constructor: return other();
       case CallPlan::Select:  // the arm it returns, as for `a if cond else b`
         if (args.size() < 3) return top();
         return join(m_.facts_[args[1].index], m_.facts_[args[2].index]);
       case CallPlan::Builtin: {
         const std::string_view n = p.name;
-        if (n == "len" || n == "int" || n == "hash" || n == "id" || n == "ord") return other(RF::kInt);
+        if (n == "len" || n == "int" || n == "hash" || n == "id" || n == "ord")
+          return other(RF::kInt);
         if (n == "isinstance" || n == "issubclass" || n == "hasattr" || n == "callable" ||
             n == "bool" || n == "any" || n == "all")
           return other(RF::kBool);
@@ -952,7 +949,8 @@ class FactsPass {
             n == "map" || n == "filter" || n == "iter" || n == "super" || n == "object" ||
             n == "divmod" || n == "ascii" || n == "bin" || n == "hex" || n == "oct")
           return other();
-        if (n == "tuple") return args.size() == 1 ? other(RF::kAnyDType, elem_of(a0).kinds) : other();
+        if (n == "tuple")
+          return args.size() == 1 ? other(RF::kAnyDType, elem_of(a0).kinds) : other();
         if (n == "abs" && args.size() == 1) {
           if (tensorish(a0)) return tensor(a0.dtypes, a0.shape);
           if (nontensor(a0)) return other(a0.dtypes);
@@ -976,19 +974,23 @@ class FactsPass {
         if (!tensorish(recv)) return top();
         if (ov == Overload::Size)
           return args.empty() && !has_kw ? other(RF::kInt, RF::kOther) : other(RF::kInt);
-        if (ov == Overload::Item) return other(single(recv.dtypes) ? (recv.dtypes == RF::kBool ? RF::kBool : recv.dtypes) : RF::kAnyDType);
+        if (ov == Overload::Item)
+          return other(single(recv.dtypes) ? (recv.dtypes == RF::kBool ? RF::kBool : recv.dtypes)
+                                           : RF::kAnyDType);
         if (reduces_or_pairs) {
-          if (args.empty() && !has_kw && ov != Overload::Mode) return tensor(recv.dtypes, call.index);
+          if (args.empty() && !has_kw && ov != Overload::Mode)
+            return tensor(recv.dtypes, call.index);
           if (ov == Overload::MaxMin) {
             if (args.size() == 1 && !has_kw && tensorish(m_.facts_[args[0].index]))
               return tensor(promote(recv.dtypes, m_.facts_[args[0].index].dtypes), call.index);
           }
-          if (p.dim_given || (!args.empty() && nontensor(a0))) return other(RF::kAnyDType, RF::kTensor);
+          if (p.dim_given || (!args.empty() && nontensor(a0)))
+            return other(RF::kAnyDType, RF::kTensor);
           return top();
         }
         if (ov == Overload::Unique) return has_kw ? top() : tensor(recv.dtypes, call.index);
         if (ov == Overload::SumProd) {
-          const std::uint8_t dt = p.dtype_kw ? p.dtype_kw
+          const std::uint8_t dt = p.dtype_kw                                       ? p.dtype_kw
                                   : single(recv.dtypes) && recv.dtypes <= RF::kInt ? RF::kInt
                                                                                    : recv.dtypes;
           return tensor(dt, call.index);
@@ -1005,8 +1007,7 @@ class FactsPass {
           info.same_shape = false;
         return apply(info, recv, call.index, p.dtype_kw);
       }
-      default:
-        return top();
+      default: return top();
     }
   }
 
@@ -1020,8 +1021,10 @@ class FactsPass {
         dt = RF::kBool;
       std::uint32_t shape = node.index;
       if (op != NodeKind::MatMult) {
-        if (tensorish(a) && nontensor(b)) shape = a.shape;
-        else if (tensorish(b) && nontensor(a)) shape = b.shape;
+        if (tensorish(a) && nontensor(b))
+          shape = a.shape;
+        else if (tensorish(b) && nontensor(a))
+          shape = b.shape;
         else if (tensorish(a) && tensorish(b) && a.shape == b.shape && a.shape != RF::kShapeTop)
           shape = a.shape;
       }
@@ -1060,13 +1063,14 @@ class FactsPass {
       case NodeKind::GeneratorExp:
       case NodeKind::Lambda:
       case NodeKind::Slice:
-      case NodeKind::List:
-        return other();
+      case NodeKind::List: return other();
       case NodeKind::Tuple: {
         RF el;
         for (NodeId e : t_.children(n, GM_F(Tuple, elts))) {
           const RF f = m_.facts_[e.index];
-          el = join(el, t_.kind(e) == NodeKind::Starred ? elem_of(m_.facts_[t_.child(e, GM_F(Starred, value)).index]) : f);
+          el = join(el, t_.kind(e) == NodeKind::Starred
+                            ? elem_of(m_.facts_[t_.child(e, GM_F(Starred, value)).index])
+                            : f);
         }
         return other(RF::kAnyDType, el.kinds);
       }
@@ -1083,8 +1087,7 @@ class FactsPass {
         auto it = params_.find(n.index);
         return it == params_.end() ? top() : it->second;
       }
-      case NodeKind::NamedExpr:
-        return m_.facts_[t_.child(n, GM_F(NamedExpr, value)).index];
+      case NodeKind::NamedExpr: return m_.facts_[t_.child(n, GM_F(NamedExpr, value)).index];
       case NodeKind::BoolOp: {
         RF r;
         for (NodeId v : t_.children(n, GM_F(BoolOp, values))) r = join(r, m_.facts_[v.index]);
@@ -1099,7 +1102,8 @@ class FactsPass {
         if (op == NodeKind::Not) return other(RF::kBool);
         if (is_bottom(a)) return {};
         if (tensorish(a)) return tensor(a.dtypes, a.shape);
-        if (nontensor(a)) return other(op == NodeKind::Invert && a.dtypes == RF::kBool ? RF::kInt : a.dtypes);
+        if (nontensor(a))
+          return other(op == NodeKind::Invert && a.dtypes == RF::kBool ? RF::kInt : a.dtypes);
         return top();
       }
       case NodeKind::BinOp:
@@ -1112,7 +1116,8 @@ class FactsPass {
         const RF a = m_.facts_[t_.child(n, GM_F(Compare, left)).index];
         if (ops.size() == 1 && !comps.empty()) {
           const auto op = static_cast<NodeKind>(ops[0].index);
-          if (op == NodeKind::Is || op == NodeKind::IsNot || op == NodeKind::In || op == NodeKind::NotIn)
+          if (op == NodeKind::Is || op == NodeKind::IsNot || op == NodeKind::In ||
+              op == NodeKind::NotIn)
             return other(RF::kBool);
           const RF b = m_.facts_[comps[0].index];
           if (is_bottom(a) || is_bottom(b)) return {};
@@ -1124,7 +1129,8 @@ class FactsPass {
           if ((a.kinds == RF::kTensor && number(b)) || (b.kinds == RF::kTensor && number(a)))
             return tensor(RF::kBool, a.kinds == RF::kTensor ? a.shape : b.shape);
           if (a.kinds == RF::kTensor && b.kinds == RF::kTensor)
-            return tensor(RF::kBool, a.shape == b.shape && a.shape != RF::kShapeTop ? a.shape : n.index);
+            return tensor(RF::kBool,
+                          a.shape == b.shape && a.shape != RF::kShapeTop ? a.shape : n.index);
           if (nontensor(a) && nontensor(b)) return other(RF::kBool);
           return top();
         }
@@ -1132,8 +1138,7 @@ class FactsPass {
         for (NodeId c : comps) all_plain = all_plain && nontensor(m_.facts_[c.index]);
         return all_plain ? other(RF::kBool) : top();
       }
-      case NodeKind::Call:
-        return eval_call(n);
+      case NodeKind::Call: return eval_call(n);
       case NodeKind::Attribute: {
         const auto ctx = static_cast<NodeKind>(t_.field(n, GM_F(Attribute, ctx)).a);
         if (ctx != NodeKind::Load) return {};
@@ -1166,10 +1171,8 @@ class FactsPass {
       case NodeKind::Starred:
       case NodeKind::Await:
       case NodeKind::Yield:
-      case NodeKind::YieldFrom:
-        return top();
-      default:
-        return {};  // statements and helper records carry no value
+      case NodeKind::YieldFrom: return top();
+      default: return {};  // statements and helper records carry no value
     }
   }
 
@@ -1250,7 +1253,8 @@ NodeId Model::dtype_root(NodeId e, int depth) const {
     case NodeKind::UnaryOp: {
       const auto op = static_cast<NodeKind>(t.field(e, GM_F(UnaryOp, op)).a);
       const NodeId x = t.child(e, GM_F(UnaryOp, operand));
-      return op == NodeKind::USub && fact(x).dtype != DType::Bool ? dtype_root(x, depth + 1) : NodeId{};
+      return op == NodeKind::USub && fact(x).dtype != DType::Bool ? dtype_root(x, depth + 1)
+                                                                  : NodeId{};
     }
     case NodeKind::BinOp: {
       const auto op = static_cast<NodeKind>(t.field(e, GM_F(BinOp, op)).a);
@@ -1264,7 +1268,8 @@ NodeId Model::dtype_root(NodeId e, int depth) const {
         if (t.kind(c) != NodeKind::Constant) return false;
         const auto k = t.constant_at(t.field(c, GM_F(Constant, value))).kind;
         const DType d = fact(x).dtype;
-        return (k == ast::ConstantValue::Kind::Int && (d == DType::Integer || d == DType::Floating)) ||
+        return (k == ast::ConstantValue::Kind::Int &&
+                (d == DType::Integer || d == DType::Floating)) ||
                (k == ast::ConstantValue::Kind::Float && d == DType::Floating);
       };
       if (number(r, l)) return dtype_root(l, depth + 1);
@@ -1298,7 +1303,8 @@ NodeId Model::dtype_root(NodeId e, int depth) const {
                   op->overload != ops::Overload::SumProd;
       // A whole-tensor max/min/median/mode: one value of the input.
       const auto ov = op->overload;
-      if ((ov == ops::Overload::MaxMin || ov == ops::Overload::Median || ov == ops::Overload::Mode) &&
+      if ((ov == ops::Overload::MaxMin || ov == ops::Overload::Median ||
+           ov == ops::Overload::Mode) &&
           op->has(ops::Reduction) && extra == 0)
         same = true;
       // mean/std/norm/logsumexp and sums keep a floating input's dtype.
@@ -1307,8 +1313,7 @@ NodeId Model::dtype_root(NodeId e, int depth) const {
         same = true;
       return same ? dtype_root(input, depth + 1) : NodeId{};
     }
-    default:
-      return {};
+    default: return {};
   }
 }
 
@@ -1327,9 +1332,7 @@ TensorEvidence Model::tensor_evidence(NodeId e) const {
              : TensorEvidence::Syntactic;
 }
 
-std::optional<Interval> Model::value_range(NodeId expr) const {
-  return value_range_impl(expr, 0);
-}
+std::optional<Interval> Model::value_range(NodeId expr) const { return value_range_impl(expr, 0); }
 
 std::optional<Interval> Model::value_range_impl(NodeId e, int depth) const {
   if (!e || depth > 8) return std::nullopt;
@@ -1363,7 +1366,8 @@ std::optional<Interval> Model::value_range_impl(NodeId e, int depth) const {
     }
     case NodeKind::Name: {
       // A local bound once, to a whole value: that value's range.
-      if (static_cast<NodeKind>(t.field(e, GM_F(Name, ctx)).a) != NodeKind::Load) return std::nullopt;
+      if (static_cast<NodeKind>(t.field(e, GM_F(Name, ctx)).a) != NodeKind::Load)
+        return std::nullopt;
       const Binding* b = resolve(e);
       if (!b || b->kind != BindingKind::Assign || !b->value) return std::nullopt;
       if (bindings_of(b->scope, b->name).size() != 1) return std::nullopt;
@@ -1374,8 +1378,8 @@ std::optional<Interval> Model::value_range_impl(NodeId e, int depth) const {
       const auto q = qualified_name(func);
       if (q) {
         const ops::OpInfo* op = ops::lookup_qualified(*q);
-        const bool tensor_result = op && (op->function.ret == Ret::Tensor ||
-                                          op->functional.ret == Ret::Tensor);
+        const bool tensor_result =
+            op && (op->function.ret == Ret::Tensor || op->functional.ret == Ret::Tensor);
         if (tensor_result) return ops::value_range(*op);
       } else if (t.kind(func) == NodeKind::Attribute &&
                  fact(t.child(func, GM_F(Attribute, value))).kind == TensorKind::Tensor) {
@@ -1384,8 +1388,7 @@ std::optional<Interval> Model::value_range_impl(NodeId e, int depth) const {
       }
       break;
     }
-    default:
-      break;
+    default: break;
   }
   const TensorFact f = fact(e);
   if (f.kind == TensorKind::Tensor && f.dtype == DType::Bool) return Interval{0, 1};

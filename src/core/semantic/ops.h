@@ -83,7 +83,18 @@ enum Flag : std::uint32_t {
 enum class Evidence : std::uint8_t { None, Method, Reduction };
 
 enum class Overload : std::uint8_t {
-  None, MaxMin, Median, Mode, Unique, SumProd, Where, Nonzero, Compare, Size, Item, To,
+  None,
+  MaxMin,
+  Median,
+  Mode,
+  Unique,
+  SumProd,
+  Where,
+  Nonzero,
+  Compare,
+  Size,
+  Item,
+  To,
 };
 
 struct OpInfo {

@@ -93,8 +93,8 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
                                     : dk == NodeKind::Attribute
                                         ? t.text(t.field(d, GM_F(Attribute, attr)))
                                         : std::string_view();
-      if (last == "property" || last == "cached_property" || last == "setter" ||
-          last == "getter" || last == "deleter")
+      if (last == "property" || last == "cached_property" || last == "setter" || last == "getter" ||
+          last == "deleter")
         f.property = true;
     }
     out.functions.push_back(std::move(f));
@@ -134,7 +134,8 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
   };
   for (const Binding& b : m.bindings_) {
     if (b.scope != 0 || m.scopes_[0].kind != ScopeKind::Module) continue;
-    if ((b.kind == BindingKind::Import || b.kind == BindingKind::ImportFrom) && !b.qualified.empty())
+    if ((b.kind == BindingKind::Import || b.kind == BindingKind::ImportFrom) &&
+        !b.qualified.empty())
       global(b.name).alias = abs(b.qualified);
   }
 
@@ -151,7 +152,8 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
       // the whole chain only (a.b.c, not a.b)
       const NodeId p = m.parent(e);
       if (p && t.kind(p) == NodeKind::Attribute && t.child(p, GM_F(Attribute, value)) == e) return;
-      if (auto q = m.qualified_name(e); q && worth_following(*q)) push_unique(*sink.external, abs(*q));
+      if (auto q = m.qualified_name(e); q && worth_following(*q))
+        push_unique(*sink.external, abs(*q));
       return;
     }
     if (k != NodeKind::Name) return;
@@ -166,7 +168,8 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
         return;
       case BindingKind::Import:
       case BindingKind::ImportFrom:
-        if (auto q = m.qualified_name(e); q && worth_following(*q)) push_unique(*sink.external, abs(*q));
+        if (auto q = m.qualified_name(e); q && worth_following(*q))
+          push_unique(*sink.external, abs(*q));
         return;
       default:
         if (sink.globals && b->scope == 0 && m.scopes_[0].kind == ScopeKind::Module)
@@ -263,7 +266,8 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
       if (t.kind(stmt) == NodeKind::Assign && t.kind(n) == NodeKind::Name &&
           t.child(stmt, GM_F(Assign, value)) == n) {
         const Binding* b = m.resolve(n);
-        const std::uint32_t f = b && b->kind == BindingKind::FunctionDef ? function_of(b->node) : kNone;
+        const std::uint32_t f =
+            b && b->kind == BindingKind::FunctionDef ? function_of(b->node) : kNone;
         for (NodeId tg : t.children(stmt, GM_F(Assign, targets)))
           if (f != kNone && t.kind(tg) == NodeKind::Attribute)
             out.installed_methods.emplace_back(
@@ -323,7 +327,8 @@ class PackageWalk {
       class_reached_[i].assign(mods[i].classes.size(), false);
       global_reached_[i].assign(mods[i].globals.size(), false);
       auto& ix = index_[i];
-      for (std::uint32_t f = 0; f < mods[i].functions.size(); ++f) ix.function[mods[i].functions[f].name] = f;
+      for (std::uint32_t f = 0; f < mods[i].functions.size(); ++f)
+        ix.function[mods[i].functions[f].name] = f;
       for (std::uint32_t c = 0; c < mods[i].classes.size(); ++c) {
         ix.cls[mods[i].classes[c].name] = c;
         // methods by name, for calls on receivers nothing resolves
@@ -333,7 +338,8 @@ class PackageWalk {
         }
       }
       for (const auto& [name, f] : mods[i].installed_methods) by_method_[name].push_back({i, f});
-      for (std::uint32_t g = 0; g < mods[i].globals.size(); ++g) ix.global[mods[i].globals[g].name] = g;
+      for (std::uint32_t g = 0; g < mods[i].globals.size(); ++g)
+        ix.global[mods[i].globals[g].name] = g;
     }
   }
 
@@ -350,7 +356,8 @@ class PackageWalk {
     // Classes that are nn.Modules only through a base in another file.
     for (std::uint32_t i = 0; i < mods_.size(); ++i)
       for (std::uint32_t c = 0; c < mods_[i].classes.size(); ++c)
-        if (!mods_[i].classes[c].module_like && module_like(i, c, 0)) inherited(i, c, "forward", false, 0);
+        if (!mods_[i].classes[c].module_like && module_like(i, c, 0))
+          inherited(i, c, "forward", false, 0);
     drain();
     std::vector<std::vector<std::string>> out(mods_.size());
     for (std::uint32_t i = 0; i < mods_.size(); ++i) {
@@ -388,7 +395,8 @@ class PackageWalk {
       for (std::uint32_t g : fs.next) reach(m, g);
       for (std::uint32_t c : fs.classes) reach_class(m, c);
       for (const auto& name : fs.globals)
-        if (auto it = index_[m].global.find(name); it != index_[m].global.end()) reach_global(m, it->second);
+        if (auto it = index_[m].global.find(name); it != index_[m].global.end())
+          reach_global(m, it->second);
       for (const auto& q : fs.external) reach_target(resolve(q, 0));
       for (const auto& sc : fs.self_calls) inherited(m, sc.cls, sc.method, sc.skip_self, 0);
       for (const auto& name : fs.methods)
@@ -457,7 +465,8 @@ class PackageWalk {
       if (inherited(m, b, method, false, depth + 1)) return true;
     for (const auto& q : cs.external_bases) {
       const Target t = resolve(q, 0);
-      if (t.kind == Kind::Class && t.method.empty() && inherited(t.module, t.id, method, false, depth + 1))
+      if (t.kind == Kind::Class && t.method.empty() &&
+          inherited(t.module, t.id, method, false, depth + 1))
         return true;
     }
     return false;
@@ -471,7 +480,8 @@ class PackageWalk {
       if (module_like(m, b, depth + 1)) return true;
     for (const auto& q : cs.external_bases) {
       const Target t = resolve(q, 0);
-      if (t.kind == Kind::Class && t.method.empty() && module_like(t.module, t.id, depth + 1)) return true;
+      if (t.kind == Kind::Class && t.method.empty() && module_like(t.module, t.id, depth + 1))
+        return true;
     }
     return false;
   }
@@ -498,7 +508,8 @@ class PackageWalk {
 
   Target lookup(std::uint32_t m, const std::string& rest, int depth) {
     const Index& ix = index_[m];
-    if (auto it = ix.function.find(rest); it != ix.function.end()) return {Kind::Function, m, it->second, {}};
+    if (auto it = ix.function.find(rest); it != ix.function.end())
+      return {Kind::Function, m, it->second, {}};
     const auto dot = rest.find('.');
     const std::string head = rest.substr(0, dot);
     const std::string tail = dot == std::string::npos ? std::string() : rest.substr(dot + 1);
@@ -509,7 +520,8 @@ class PackageWalk {
     }
     if (auto it = ix.global.find(head); it != ix.global.end()) {
       const GlobalSummary& g = mods_[m].globals[it->second];
-      if (!g.alias.empty()) return resolve(tail.empty() ? g.alias : g.alias + "." + tail, depth + 1);
+      if (!g.alias.empty())
+        return resolve(tail.empty() ? g.alias : g.alias + "." + tail, depth + 1);
       if (tail.empty()) return {Kind::Global, m, it->second, {}};
     }
     return {};
@@ -521,10 +533,10 @@ class PackageWalk {
   static bool special_at_run_time(std::string_view name) {
     if (name.size() < 5 || !starts_with(name, "__") || !ends_with(name, "__")) return false;
     // Class creation, construction (reached with the class) and pickling.
-    for (std::string_view no : {"__init__", "__new__", "__init_subclass__", "__set_name__",
-                                "__class_getitem__", "__del__", "__reduce__", "__reduce_ex__",
-                                "__getstate__", "__setstate__", "__getnewargs__",
-                                "__getnewargs_ex__", "__post_init__"})
+    for (std::string_view no :
+         {"__init__", "__new__", "__init_subclass__", "__set_name__", "__class_getitem__",
+          "__del__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__",
+          "__getnewargs__", "__getnewargs_ex__", "__post_init__"})
       if (name == no) return false;
     return true;
   }

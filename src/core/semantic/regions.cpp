@@ -18,9 +18,10 @@ ModuleConfidence base_confidence(std::string_view q) {
   if (is_torch_nn_module_class(q)) return ModuleConfidence::Known;
   // Known library base classes that are nn.Modules.
   const bool lib = starts_with(q, "transformers.") || starts_with(q, ".");
-  if (lib && (ends_with(q, "modeling_utils.PreTrainedModel") || q == "transformers.PreTrainedModel" ||
-              ends_with(q, "modeling_layers.GradientCheckpointingLayer") ||
-              q == "transformers.GradientCheckpointingLayer"))
+  if (lib &&
+      (ends_with(q, "modeling_utils.PreTrainedModel") || q == "transformers.PreTrainedModel" ||
+       ends_with(q, "modeling_layers.GradientCheckpointingLayer") ||
+       q == "transformers.GradientCheckpointingLayer"))
     return ModuleConfidence::Known;
   const auto dot = q.rfind('.');
   const std::string_view last = dot == std::string_view::npos ? q : q.substr(dot + 1);
@@ -185,8 +186,7 @@ void Model::instance_classes(NodeId expr, std::vector<std::uint32_t>& out, bool*
       }
       return;
     }
-    default:
-      return;
+    default: return;
   }
 }
 
@@ -245,9 +245,7 @@ void Model::callees_impl(NodeId call, std::vector<NodeId>& out, std::vector<std:
       for (std::uint32_t c : objs) add(find_method(c, m, false));
       break;
     }
-    default:
-      instance_classes(func, inst, nn_layer, 0);
-      break;
+    default: instance_classes(func, inst, nn_layer, 0); break;
   }
   for (std::uint32_t c : inst) {
     add(find_method(c, "forward", false));
@@ -362,15 +360,11 @@ void Analyzer::build_classes(Model& m) {
               for (NodeId e : t.children(a, GM_F(List, elts))) elems.push_back(e);
               break;
             case NodeKind::ListComp:
-            case NodeKind::GeneratorExp:
-              elems.push_back(t.child(a, GM_F(ListComp, elt)));
-              break;
+            case NodeKind::GeneratorExp: elems.push_back(t.child(a, GM_F(ListComp, elt))); break;
             case NodeKind::Dict:
               for (NodeId e : t.children(a, GM_F(Dict, values))) elems.push_back(e);
               break;
-            default:
-              elems.push_back(a);
-              break;
+            default: elems.push_back(a); break;
           }
         }
         for (NodeId e : elems) {
@@ -437,7 +431,8 @@ void Analyzer::build_classes(Model& m) {
         if ((meth == "register_buffer" || meth == "register_parameter" || meth == "add_module") &&
             !args.empty() && t.kind(args[0]) == NodeKind::Constant) {
           const auto& name = t.constant_at(t.field(args[0], GM_F(Constant, value)));
-          if (name.kind == ast::ConstantValue::Kind::Str) m.self_stores_.push_back(t.str(name.text));
+          if (name.kind == ast::ConstantValue::Kind::Str)
+            m.self_stores_.push_back(t.str(name.text));
         }
         if (meth != "register_buffer") break;
         if (args.size() < 2 || t.kind(args[0]) != NodeKind::Constant) break;
@@ -450,8 +445,7 @@ void Analyzer::build_classes(Model& m) {
         m.add_attr(a);
         break;
       }
-      default:
-        break;
+      default: break;
     }
   }
   std::sort(m.self_stores_.begin(), m.self_stores_.end());
@@ -517,7 +511,8 @@ void Analyzer::build_regions(Model& m, std::span<const std::string> extra_roots)
     if (b.kind != BindingKind::FunctionDef) continue;
     for (NodeId d : t.children(b.node, GM_F(FunctionDef, decorator_list))) {
       const NodeId e = t.kind(d) == NodeKind::Call ? t.child(d, GM_F(Call, func)) : d;
-      if (is_compile(e)) add(b.node, RegionReason::CompileDecorator, {}, d, ModuleConfidence::Known);
+      if (is_compile(e))
+        add(b.node, RegionReason::CompileDecorator, {}, d, ModuleConfidence::Known);
     }
   }
   for (NodeId c : compile_calls) {
@@ -572,8 +567,7 @@ void Analyzer::build_regions(Model& m, std::span<const std::string> extra_roots)
       auto refer = [&](NodeId a) {
         if (!a) return;
         if (t.kind(a) == NodeKind::Name) {
-          add(m.function_of_binding(m.resolve(a), 0), RegionReason::Referenced, NodeId{f}, a,
-              conf);
+          add(m.function_of_binding(m.resolve(a), 0), RegionReason::Referenced, NodeId{f}, a, conf);
         } else if (t.kind(a) == NodeKind::Attribute) {
           const std::uint32_t sc = m.self_class(t.child(a, GM_F(Attribute, value)));
           if (sc != kNone)
@@ -583,7 +577,8 @@ void Analyzer::build_regions(Model& m, std::span<const std::string> extra_roots)
       };
       for (NodeId a : t.children(c, GM_F(Call, args)))
         refer(t.kind(a) == NodeKind::Starred ? NodeId{} : a);
-      for (NodeId kw : t.children(c, GM_F(Call, keywords))) refer(t.child(kw, GM_F(keyword, value)));
+      for (NodeId kw : t.children(c, GM_F(Call, keywords)))
+        refer(t.child(kw, GM_F(keyword, value)));
     }
   }
 }

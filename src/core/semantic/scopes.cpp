@@ -22,34 +22,176 @@ bool ends_with(std::string_view s, std::string_view p) {
 namespace {
 // Python 3.13's builtins module (functions, types, constants, exceptions).
 constexpr std::string_view kBuiltins[] = {
-    "ArithmeticError", "AssertionError", "AttributeError", "BaseException",
-    "BaseExceptionGroup", "BlockingIOError", "BrokenPipeError", "BufferError",
-    "BytesWarning", "ChildProcessError", "ConnectionAbortedError", "ConnectionError",
-    "ConnectionRefusedError", "ConnectionResetError", "DeprecationWarning", "EOFError",
-    "Ellipsis", "EncodingWarning", "EnvironmentError", "Exception", "ExceptionGroup", "False",
-    "FileExistsError", "FileNotFoundError", "FloatingPointError", "FutureWarning",
-    "GeneratorExit", "IOError", "ImportError", "ImportWarning", "IndentationError",
-    "IndexError", "InterruptedError", "IsADirectoryError", "KeyError", "KeyboardInterrupt",
-    "LookupError", "MemoryError", "ModuleNotFoundError", "NameError", "None",
-    "NotADirectoryError", "NotImplemented", "NotImplementedError", "OSError",
-    "OverflowError", "PendingDeprecationWarning", "PermissionError", "ProcessLookupError",
-    "PythonFinalizationError", "RecursionError", "ReferenceError", "ResourceWarning",
-    "RuntimeError", "RuntimeWarning", "StopAsyncIteration", "StopIteration", "SyntaxError",
-    "SyntaxWarning", "SystemError", "SystemExit", "TabError", "TimeoutError", "True",
-    "TypeError", "UnboundLocalError", "UnicodeDecodeError", "UnicodeEncodeError",
-    "UnicodeError", "UnicodeTranslateError", "UnicodeWarning", "UserWarning", "ValueError",
-    "Warning", "ZeroDivisionError", "__build_class__", "__debug__", "__doc__", "__import__",
-    "__loader__", "__name__", "__package__", "__spec__", "abs", "aiter", "all", "anext",
-    "any", "ascii", "bin", "bool", "breakpoint", "bytearray", "bytes", "callable", "chr",
-    "classmethod", "compile", "complex", "copyright", "credits", "delattr", "dict", "dir",
-    "divmod", "enumerate", "eval", "exec", "exit", "filter", "float", "format", "frozenset",
-    "getattr", "globals", "hasattr", "hash", "help", "hex", "id", "input", "int",
-    "isinstance", "issubclass", "iter", "len", "license", "list", "locals", "map", "max",
-    "memoryview", "min", "next", "object", "oct", "open", "ord", "pow", "print", "property",
-    "quit", "range", "repr", "reversed", "round", "set", "setattr", "slice", "sorted",
-    "staticmethod", "str", "sum", "super", "tuple", "type", "vars", "zip",
-    "__file__", "__builtins__", "__dict__", "__qualname__", "__module__", "__annotations__",
-    "__class__", "__path__", "__cached__", "__version__", "reveal_type", "__all__",
+    "ArithmeticError",
+    "AssertionError",
+    "AttributeError",
+    "BaseException",
+    "BaseExceptionGroup",
+    "BlockingIOError",
+    "BrokenPipeError",
+    "BufferError",
+    "BytesWarning",
+    "ChildProcessError",
+    "ConnectionAbortedError",
+    "ConnectionError",
+    "ConnectionRefusedError",
+    "ConnectionResetError",
+    "DeprecationWarning",
+    "EOFError",
+    "Ellipsis",
+    "EncodingWarning",
+    "EnvironmentError",
+    "Exception",
+    "ExceptionGroup",
+    "False",
+    "FileExistsError",
+    "FileNotFoundError",
+    "FloatingPointError",
+    "FutureWarning",
+    "GeneratorExit",
+    "IOError",
+    "ImportError",
+    "ImportWarning",
+    "IndentationError",
+    "IndexError",
+    "InterruptedError",
+    "IsADirectoryError",
+    "KeyError",
+    "KeyboardInterrupt",
+    "LookupError",
+    "MemoryError",
+    "ModuleNotFoundError",
+    "NameError",
+    "None",
+    "NotADirectoryError",
+    "NotImplemented",
+    "NotImplementedError",
+    "OSError",
+    "OverflowError",
+    "PendingDeprecationWarning",
+    "PermissionError",
+    "ProcessLookupError",
+    "PythonFinalizationError",
+    "RecursionError",
+    "ReferenceError",
+    "ResourceWarning",
+    "RuntimeError",
+    "RuntimeWarning",
+    "StopAsyncIteration",
+    "StopIteration",
+    "SyntaxError",
+    "SyntaxWarning",
+    "SystemError",
+    "SystemExit",
+    "TabError",
+    "TimeoutError",
+    "True",
+    "TypeError",
+    "UnboundLocalError",
+    "UnicodeDecodeError",
+    "UnicodeEncodeError",
+    "UnicodeError",
+    "UnicodeTranslateError",
+    "UnicodeWarning",
+    "UserWarning",
+    "ValueError",
+    "Warning",
+    "ZeroDivisionError",
+    "__build_class__",
+    "__debug__",
+    "__doc__",
+    "__import__",
+    "__loader__",
+    "__name__",
+    "__package__",
+    "__spec__",
+    "abs",
+    "aiter",
+    "all",
+    "anext",
+    "any",
+    "ascii",
+    "bin",
+    "bool",
+    "breakpoint",
+    "bytearray",
+    "bytes",
+    "callable",
+    "chr",
+    "classmethod",
+    "compile",
+    "complex",
+    "copyright",
+    "credits",
+    "delattr",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "eval",
+    "exec",
+    "exit",
+    "filter",
+    "float",
+    "format",
+    "frozenset",
+    "getattr",
+    "globals",
+    "hasattr",
+    "hash",
+    "help",
+    "hex",
+    "id",
+    "input",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "license",
+    "list",
+    "locals",
+    "map",
+    "max",
+    "memoryview",
+    "min",
+    "next",
+    "object",
+    "oct",
+    "open",
+    "ord",
+    "pow",
+    "print",
+    "property",
+    "quit",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "setattr",
+    "slice",
+    "sorted",
+    "staticmethod",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
+    "__file__",
+    "__builtins__",
+    "__dict__",
+    "__qualname__",
+    "__module__",
+    "__annotations__",
+    "__class__",
+    "__path__",
+    "__cached__",
+    "__version__",
+    "reveal_type",
+    "__all__",
 };
 }  // namespace
 
@@ -152,10 +294,12 @@ class Pass1 {
       const auto fk = fields[i].kind;
       if (fk == ast::FieldKind::Node || fk == ast::FieldKind::OptNode) {
         const NodeId c = t_.child(node, i);
-        if (c) kids.push_back({c.index, pick(i, c), node.index, static_cast<std::uint8_t>(i), false});
+        if (c)
+          kids.push_back({c.index, pick(i, c), node.index, static_cast<std::uint8_t>(i), false});
       } else if (fk == ast::FieldKind::List || fk == ast::FieldKind::OptList) {
         for (NodeId c : t_.children(node, i))
-          if (c) kids.push_back({c.index, pick(i, c), node.index, static_cast<std::uint8_t>(i), false});
+          if (c)
+            kids.push_back({c.index, pick(i, c), node.index, static_cast<std::uint8_t>(i), false});
       }
     }
   }
@@ -187,9 +331,7 @@ class Pass1 {
     std::uint32_t eff = bn.end;
     ScopeId owner = s;
     switch (t_.kind(binder)) {
-      case NodeKind::Assign:
-        source = t_.child(binder, GM_F(Assign, value));
-        break;
+      case NodeKind::Assign: source = t_.child(binder, GM_F(Assign, value)); break;
       case NodeKind::AugAssign:
         kind = BindingKind::AugAssign;
         source = t_.child(binder, GM_F(AugAssign, value));
@@ -220,14 +362,9 @@ class Pass1 {
         while (owner != 0 && scopes_[owner].kind == ScopeKind::Comprehension)
           owner = scopes_[owner].parent;
         break;
-      case NodeKind::Delete:
-        kind = BindingKind::Delete;
-        break;
-      case NodeKind::TypeAlias:
-        kind = BindingKind::TypeParam;
-        break;
-      default:
-        break;
+      case NodeKind::Delete: kind = BindingKind::Delete; break;
+      case NodeKind::TypeAlias: kind = BindingKind::TypeParam; break;
+      default: break;
     }
     if (ctx == NodeKind::Del) kind = BindingKind::Delete;
     if (depth == 0 && kind != BindingKind::AugAssign && kind != BindingKind::For &&
@@ -262,9 +399,7 @@ class Pass1 {
         const std::string_view name = ident(node, GM_F(FunctionDef, name));
         add_binding(name, BindingKind::FunctionDef, s, node, node, {}, {}, nd.end);
         const ScopeId f = new_scope(ScopeKind::Function, node, s, name);
-        children(node, kids, [&](int i, NodeId) {
-          return i == GM_F(FunctionDef, body) ? f : s;
-        });
+        children(node, kids, [&](int i, NodeId) { return i == GM_F(FunctionDef, body) ? f : s; });
         return;
       }
       case NodeKind::Lambda: {
@@ -298,9 +433,8 @@ class Pass1 {
           first = !gens.empty() && gens[0] == node;
         }
         const ScopeId outer = first && scopes_[s].parent != kNone ? scopes_[s].parent : s;
-        children(node, kids, [&](int i, NodeId) {
-          return i == GM_F(comprehension, iter) ? outer : s;
-        });
+        children(node, kids,
+                 [&](int i, NodeId) { return i == GM_F(comprehension, iter) ? outer : s; });
         return;
       }
       case NodeKind::arguments: {
@@ -325,13 +459,11 @@ class Pass1 {
         children(node, kids, [&](int, NodeId) { return outer; });
         return;
       }
-      case NodeKind::Name:
-        bind_name_node(node, s);
-        break;
+      case NodeKind::Name: bind_name_node(node, s); break;
       case NodeKind::ExceptHandler:
         if (has_ident(node, GM_F(ExceptHandler, name)))
-          add_binding(ident(node, GM_F(ExceptHandler, name)), BindingKind::ExceptAs, s, node,
-                      node, {}, {}, nd.begin);
+          add_binding(ident(node, GM_F(ExceptHandler, name)), BindingKind::ExceptAs, s, node, node,
+                      {}, {}, nd.begin);
         break;
       case NodeKind::Import:
         for (NodeId a : t_.children(node, GM_F(Import, names))) {
@@ -347,8 +479,8 @@ class Pass1 {
         }
         break;
       case NodeKind::ImportFrom: {
-        std::string prefix(static_cast<std::size_t>(
-                               static_cast<std::int32_t>(t_.field(node, GM_F(ImportFrom, level)).a)),
+        std::string prefix(static_cast<std::size_t>(static_cast<std::int32_t>(
+                               t_.field(node, GM_F(ImportFrom, level)).a)),
                            '.');
         if (prefix.size() > 64) prefix.resize(64);
         if (has_ident(node, GM_F(ImportFrom, module)))
@@ -395,8 +527,7 @@ class Pass1 {
       case NodeKind::TypeVarTuple:
         add_binding(ident(node, 0), BindingKind::TypeParam, s, node, node, {}, {}, nd.begin);
         break;
-      default:
-        break;
+      default: break;
     }
     children(node, kids, [&](int, NodeId) { return s; });
   }
@@ -554,9 +685,8 @@ const Binding* Model::pick_binding(const Symbol& sym, std::uint32_t use, bool sa
   if (same_scope) {
     const auto first = by_effective_.begin() + sym.order_begin;
     const auto end = first + sym.order_count;
-    const auto it = std::upper_bound(first, end, use, [&](std::uint32_t u, BindingId b) {
-      return u < bindings_[b].effective;
-    });
+    const auto it = std::upper_bound(
+        first, end, use, [&](std::uint32_t u, BindingId b) { return u < bindings_[b].effective; });
     if (it != first) return &bindings_[*(it - 1)];
   }
   return &bindings_[sym.last_value];
@@ -598,13 +728,13 @@ std::optional<std::string> Model::qualified_impl(NodeId expr, int depth) const {
         if (is_builtin(expr)) return "builtins." + std::string(name_text(expr));
         return std::nullopt;
       }
-      if (b->kind == BindingKind::Import || b->kind == BindingKind::ImportFrom)
-        return b->qualified;
+      if (b->kind == BindingKind::Import || b->kind == BindingKind::ImportFrom) return b->qualified;
       // A plain alias: F = torch.nn.functional. Only when every binding of
       // the name in its scope agrees.
       if ((b->kind == BindingKind::Assign || b->kind == BindingKind::AnnAssign) && b->value &&
           b->node != expr &&
-          (tree_->kind(b->value) == NodeKind::Name || tree_->kind(b->value) == NodeKind::Attribute)) {
+          (tree_->kind(b->value) == NodeKind::Name ||
+           tree_->kind(b->value) == NodeKind::Attribute)) {
         auto q = qualified_impl(b->value, depth + 1);
         if (!q) return std::nullopt;
         for (const Binding* o : bindings_of(b->scope, b->name)) {
@@ -624,8 +754,7 @@ std::optional<std::string> Model::qualified_impl(NodeId expr, int depth) const {
       *q += tree_->text(tree_->field(expr, GM_F(Attribute, attr)));
       return q;
     }
-    default:
-      return std::nullopt;
+    default: return std::nullopt;
   }
 }
 
@@ -654,8 +783,7 @@ bool Model::is_logger(NodeId expr) const {
         expr = b->value;
         break;
       }
-      default:
-        return false;
+      default: return false;
     }
   }
   return false;

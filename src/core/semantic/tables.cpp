@@ -29,9 +29,16 @@ constexpr CallInfo INTS{Ret::IntSeq, RetDType::Int, false};
 const std::vector<OpInfo>& table() {
   static const std::vector<OpInfo> rows = {
 #define GM_TORCH_OP(name, function, functional, method, attribute, flags, evidence, overload, \
-                    range)                                                                  \
-  OpInfo{name, function, functional, method, attribute, static_cast<std::uint32_t>(flags),  \
-         Evidence::evidence, Overload::overload, range},
+                    range)                                                                    \
+  OpInfo{name,                                                                                \
+         function,                                                                            \
+         functional,                                                                          \
+         method,                                                                              \
+         attribute,                                                                           \
+         static_cast<std::uint32_t>(flags),                                                   \
+         Evidence::evidence,                                                                  \
+         Overload::overload,                                                                  \
+         range},
 #include "semantic/torch_ops.def"
   };
   return rows;
@@ -139,25 +146,102 @@ bool nn_layer_returns_tensor(std::string_view q) {
   const std::string_view last = q.substr(q.rfind('.') + 1);
   static const std::unordered_map<std::string_view, bool> yes = [] {
     std::unordered_map<std::string_view, bool> m;
-    for (auto n :
-         {"Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
-          "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LayerNorm",
-          "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d",
-          "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "LocalResponseNorm", "Embedding",
-          "EmbeddingBag", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
-          "ReLU", "ReLU6", "GELU", "SiLU", "Mish", "ELU", "SELU", "CELU", "LeakyReLU", "PReLU",
-          "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Softmin", "Softplus", "Softsign",
-          "Hardtanh", "Hardswish", "Hardsigmoid", "LogSigmoid", "Tanhshrink", "GLU", "Flatten",
-          "Unflatten", "Upsample", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
-          "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "PixelShuffle", "PixelUnshuffle",
-          "ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d",
-          "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "CosineSimilarity",
-          "PairwiseDistance", "CrossEntropyLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss",
-          "L1Loss", "NLLLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "CTCLoss",
-          "MarginRankingLoss", "CosineEmbeddingLoss", "TripletMarginLoss", "Fold", "Unfold",
-          "ChannelShuffle", "Threshold", "Hardshrink", "Softshrink", "TransformerEncoder",
-          "TransformerEncoderLayer", "TransformerDecoder", "TransformerDecoderLayer",
-          "Transformer"})
+    for (auto n : {"Linear",
+                   "Bilinear",
+                   "LazyLinear",
+                   "Conv1d",
+                   "Conv2d",
+                   "Conv3d",
+                   "ConvTranspose1d",
+                   "ConvTranspose2d",
+                   "ConvTranspose3d",
+                   "LazyConv1d",
+                   "LazyConv2d",
+                   "LayerNorm",
+                   "GroupNorm",
+                   "BatchNorm1d",
+                   "BatchNorm2d",
+                   "BatchNorm3d",
+                   "InstanceNorm1d",
+                   "InstanceNorm2d",
+                   "InstanceNorm3d",
+                   "RMSNorm",
+                   "LocalResponseNorm",
+                   "Embedding",
+                   "EmbeddingBag",
+                   "Dropout",
+                   "Dropout1d",
+                   "Dropout2d",
+                   "Dropout3d",
+                   "AlphaDropout",
+                   "ReLU",
+                   "ReLU6",
+                   "GELU",
+                   "SiLU",
+                   "Mish",
+                   "ELU",
+                   "SELU",
+                   "CELU",
+                   "LeakyReLU",
+                   "PReLU",
+                   "Tanh",
+                   "Sigmoid",
+                   "Softmax",
+                   "LogSoftmax",
+                   "Softmin",
+                   "Softplus",
+                   "Softsign",
+                   "Hardtanh",
+                   "Hardswish",
+                   "Hardsigmoid",
+                   "LogSigmoid",
+                   "Tanhshrink",
+                   "GLU",
+                   "Flatten",
+                   "Unflatten",
+                   "Upsample",
+                   "AvgPool1d",
+                   "AvgPool2d",
+                   "AvgPool3d",
+                   "AdaptiveAvgPool1d",
+                   "AdaptiveAvgPool2d",
+                   "AdaptiveAvgPool3d",
+                   "PixelShuffle",
+                   "PixelUnshuffle",
+                   "ZeroPad1d",
+                   "ZeroPad2d",
+                   "ConstantPad1d",
+                   "ConstantPad2d",
+                   "ReflectionPad1d",
+                   "ReflectionPad2d",
+                   "ReplicationPad1d",
+                   "ReplicationPad2d",
+                   "CosineSimilarity",
+                   "PairwiseDistance",
+                   "CrossEntropyLoss",
+                   "MSELoss",
+                   "BCELoss",
+                   "BCEWithLogitsLoss",
+                   "L1Loss",
+                   "NLLLoss",
+                   "SmoothL1Loss",
+                   "HuberLoss",
+                   "KLDivLoss",
+                   "CTCLoss",
+                   "MarginRankingLoss",
+                   "CosineEmbeddingLoss",
+                   "TripletMarginLoss",
+                   "Fold",
+                   "Unfold",
+                   "ChannelShuffle",
+                   "Threshold",
+                   "Hardshrink",
+                   "Softshrink",
+                   "TransformerEncoder",
+                   "TransformerEncoderLayer",
+                   "TransformerDecoder",
+                   "TransformerDecoderLayer",
+                   "Transformer"})
       m[n] = true;
     return m;
   }();

@@ -82,9 +82,8 @@ std::optional<ValueRange> op_value_range(const Model& m, NodeId call) {
   const auto q = m.qualified_name(tree.child(call, GM_F(Call, func)));
   if (!q) return std::nullopt;
   const auto args = tree.children(call, GM_F(Call, args));
-  const bool starred = std::any_of(args.begin(), args.end(), [&](NodeId a) {
-    return tree.kind(a) == NodeKind::Starred;
-  });
+  const bool starred = std::any_of(args.begin(), args.end(),
+                                   [&](NodeId a) { return tree.kind(a) == NodeKind::Starred; });
   if (starred || has_double_star(tree, call)) return std::nullopt;
   ValueRange r;
   r.op = *q;
@@ -141,8 +140,10 @@ std::optional<ValueRange> value_range(const Model& m, NodeId expr) {
       r = std::move(ro);
       continue;
     }
-    if (ro->lo.value < r->lo.value || (ro->lo.value == r->lo.value && ro->lo.closed)) r->lo = ro->lo;
-    if (ro->hi.value > r->hi.value || (ro->hi.value == r->hi.value && ro->hi.closed)) r->hi = ro->hi;
+    if (ro->lo.value < r->lo.value || (ro->lo.value == r->lo.value && ro->lo.closed))
+      r->lo = ro->lo;
+    if (ro->hi.value > r->hi.value || (ro->hi.value == r->hi.value && ro->hi.closed))
+      r->hi = ro->hi;
     r->tensor = r->tensor && ro->tensor;
   }
   if (!r) return std::nullopt;
@@ -162,7 +163,8 @@ std::optional<ValueRange> value_range(const Model& m, NodeId expr) {
     for (int i = 0; i < static_cast<int>(fields.size()); ++i) {
       if (fields[i].kind == ast::FieldKind::Node || fields[i].kind == ast::FieldKind::OptNode) {
         if (NodeId c = tree.child(n, i)) walk(c);
-      } else if (fields[i].kind == ast::FieldKind::List || fields[i].kind == ast::FieldKind::OptList) {
+      } else if (fields[i].kind == ast::FieldKind::List ||
+                 fields[i].kind == ast::FieldKind::OptList) {
         for (NodeId c : tree.children(n, i))
           if (c) walk(c);
       }

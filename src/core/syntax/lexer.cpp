@@ -16,8 +16,7 @@ namespace gm {
 std::string_view token_spelling(Tok kind) {
   switch (kind) {
 #define GM_X(k, spelling) \
-  case Tok::k:            \
-    return spelling;
+  case Tok::k: return spelling;
     GM_TOKEN_KINDS(GM_X)
 #undef GM_X
   }
@@ -51,12 +50,22 @@ constexpr bool is_ident_char(unsigned char c) {
          c >= 128;
 }
 
-
-
 // What the byte at a token's start begins, for normal_token's dispatch.
 enum class Start : std::uint8_t {
-  Other, Space, Hash, LineBreak, Ident, Digit, Dot, Quote, Backslash, End, Comma, EqualOrColon,
-  Open, Close
+  Other,
+  Space,
+  Hash,
+  LineBreak,
+  Ident,
+  Digit,
+  Dot,
+  Quote,
+  Backslash,
+  End,
+  Comma,
+  EqualOrColon,
+  Open,
+  Close
 };
 struct StartTable {
   Start v[256];
@@ -66,19 +75,32 @@ constexpr StartTable make_start_table() {
   for (int i = 0; i < 256; ++i) {
     const auto c = static_cast<unsigned char>(i);
     Start k = Start::Other;
-    if (c == ' ' || c == '\t' || c == '\f') k = Start::Space;
-    else if (c == '#') k = Start::Hash;
-    else if (c == '\n' || c == '\r') k = Start::LineBreak;
-    else if (is_ident_start(c)) k = Start::Ident;
-    else if (is_digit(c)) k = Start::Digit;
-    else if (c == '.') k = Start::Dot;
-    else if (c == '"' || c == '\'') k = Start::Quote;
-    else if (c == '\\') k = Start::Backslash;
-    else if (c == 0) k = Start::End;
-    else if (c == ',') k = Start::Comma;
-    else if (c == '=' || c == ':') k = Start::EqualOrColon;
-    else if (c == '(' || c == '[' || c == '{') k = Start::Open;
-    else if (c == ')' || c == ']' || c == '}') k = Start::Close;
+    if (c == ' ' || c == '\t' || c == '\f')
+      k = Start::Space;
+    else if (c == '#')
+      k = Start::Hash;
+    else if (c == '\n' || c == '\r')
+      k = Start::LineBreak;
+    else if (is_ident_start(c))
+      k = Start::Ident;
+    else if (is_digit(c))
+      k = Start::Digit;
+    else if (c == '.')
+      k = Start::Dot;
+    else if (c == '"' || c == '\'')
+      k = Start::Quote;
+    else if (c == '\\')
+      k = Start::Backslash;
+    else if (c == 0)
+      k = Start::End;
+    else if (c == ',')
+      k = Start::Comma;
+    else if (c == '=' || c == ':')
+      k = Start::EqualOrColon;
+    else if (c == '(' || c == '[' || c == '{')
+      k = Start::Open;
+    else if (c == ')' || c == ']' || c == '}')
+      k = Start::Close;
     t.v[i] = k;
   }
   return t;
@@ -108,18 +130,41 @@ constexpr std::size_t cstr_len(const char* s) {
 }
 constexpr KeywordTable make_keyword_table() {
   const KeywordEntry all[] = {
-      {"False", 0, Tok::KwFalse},   {"None", 0, Tok::KwNone},         {"True", 0, Tok::KwTrue},
-      {"and", 0, Tok::KwAnd},       {"as", 0, Tok::KwAs},             {"assert", 0, Tok::KwAssert},
-      {"async", 0, Tok::KwAsync},   {"await", 0, Tok::KwAwait},       {"break", 0, Tok::KwBreak},
-      {"class", 0, Tok::KwClass},   {"continue", 0, Tok::KwContinue}, {"def", 0, Tok::KwDef},
-      {"del", 0, Tok::KwDel},       {"elif", 0, Tok::KwElif},         {"else", 0, Tok::KwElse},
-      {"except", 0, Tok::KwExcept}, {"finally", 0, Tok::KwFinally},   {"for", 0, Tok::KwFor},
-      {"from", 0, Tok::KwFrom},     {"global", 0, Tok::KwGlobal},     {"if", 0, Tok::KwIf},
-      {"import", 0, Tok::KwImport}, {"in", 0, Tok::KwIn},             {"is", 0, Tok::KwIs},
-      {"lambda", 0, Tok::KwLambda}, {"nonlocal", 0, Tok::KwNonlocal}, {"not", 0, Tok::KwNot},
-      {"or", 0, Tok::KwOr},         {"pass", 0, Tok::KwPass},         {"raise", 0, Tok::KwRaise},
-      {"return", 0, Tok::KwReturn}, {"try", 0, Tok::KwTry},           {"while", 0, Tok::KwWhile},
-      {"with", 0, Tok::KwWith},     {"yield", 0, Tok::KwYield},
+      {"False", 0, Tok::KwFalse},
+      {"None", 0, Tok::KwNone},
+      {"True", 0, Tok::KwTrue},
+      {"and", 0, Tok::KwAnd},
+      {"as", 0, Tok::KwAs},
+      {"assert", 0, Tok::KwAssert},
+      {"async", 0, Tok::KwAsync},
+      {"await", 0, Tok::KwAwait},
+      {"break", 0, Tok::KwBreak},
+      {"class", 0, Tok::KwClass},
+      {"continue", 0, Tok::KwContinue},
+      {"def", 0, Tok::KwDef},
+      {"del", 0, Tok::KwDel},
+      {"elif", 0, Tok::KwElif},
+      {"else", 0, Tok::KwElse},
+      {"except", 0, Tok::KwExcept},
+      {"finally", 0, Tok::KwFinally},
+      {"for", 0, Tok::KwFor},
+      {"from", 0, Tok::KwFrom},
+      {"global", 0, Tok::KwGlobal},
+      {"if", 0, Tok::KwIf},
+      {"import", 0, Tok::KwImport},
+      {"in", 0, Tok::KwIn},
+      {"is", 0, Tok::KwIs},
+      {"lambda", 0, Tok::KwLambda},
+      {"nonlocal", 0, Tok::KwNonlocal},
+      {"not", 0, Tok::KwNot},
+      {"or", 0, Tok::KwOr},
+      {"pass", 0, Tok::KwPass},
+      {"raise", 0, Tok::KwRaise},
+      {"return", 0, Tok::KwReturn},
+      {"try", 0, Tok::KwTry},
+      {"while", 0, Tok::KwWhile},
+      {"with", 0, Tok::KwWith},
+      {"yield", 0, Tok::KwYield},
   };
   KeywordTable t{};
   for (KeywordEntry k : all) {
@@ -210,13 +255,14 @@ class Lexer {
     out_.trivia.push_back(Trivia{k, b, e});
   }
   std::uint32_t line_of(std::uint32_t off) const { return out_.lines.line_of(off); }
-  std::uint32_t col_of(std::uint32_t off) const { return off - out_.lines.line_start(line_of(off)); }
+  std::uint32_t col_of(std::uint32_t off) const {
+    return off - out_.lines.line_start(line_of(off));
+  }
 
   // Record the error and end the stream with an Error token at `token_at`.
   // Returns false so callers can `return fail(...)`.
-  bool fail_at(std::uint32_t line, std::uint32_t col, std::uint32_t end_line,
-               std::uint32_t end_col, std::string message, std::uint32_t token_at,
-               const char* kind = "SyntaxError") {
+  bool fail_at(std::uint32_t line, std::uint32_t col, std::uint32_t end_line, std::uint32_t end_col,
+               std::string message, std::uint32_t token_at, const char* kind = "SyntaxError") {
     SyntaxError e;
     e.kind = kind;
     e.message = std::move(message);
@@ -454,9 +500,7 @@ bool Lexer::normal_step() {
       const unsigned char c = at(pos_);
       const std::uint32_t b = pos_;
       switch (kStartClass.v[c]) {
-        case Start::Space:
-          ++pos_;
-          continue;
+        case Start::Space: ++pos_; continue;
         case Start::Hash: {
           if (pos_ >= n_) return at_eof();  // (a NUL is never in the text)
           const std::uint32_t e = eol(pos_);
@@ -474,10 +518,8 @@ bool Lexer::normal_step() {
           }
           emit(Tok::Newline, b, pos_);
           return true;
-        case Start::Ident:
-          return identifier_or_string();
-        case Start::Digit:
-          return number();
+        case Start::Ident: return identifier_or_string();
+        case Start::Digit: return number();
         case Start::Dot:
           if (is_digit(at(pos_ + 1))) return number();
           if (at(pos_ + 1) == '.' && at(pos_ + 2) == '.') {
@@ -488,8 +530,7 @@ bool Lexer::normal_step() {
           emit(Tok::Dot, b, b + 1);
           pos_ = b + 1;
           return true;
-        case Start::Quote:
-          return string(b, b, 0);
+        case Start::Quote: return string(b, b, 0);
         case Start::Backslash:
           if (!continuation()) return false;
           continue;
@@ -524,8 +565,7 @@ bool Lexer::normal_step() {
           pos_ = b + 1;
           return true;
         }
-        case Start::Other:
-          return operator_token();
+        case Start::Other: return operator_token();
       }
       break;  // nextline (only LineBreak gets here)
     }
@@ -1105,28 +1145,29 @@ bool Lexer::operator_token() {
         kind = Tok::Colon;
       }
       break;
-    case ',':
-      kind = Tok::Comma;
-      break;
-    case ';':
-      kind = Tok::Semi;
-      break;
-    case '~':
-      kind = Tok::Tilde;
-      break;
+    case ',': kind = Tok::Comma; break;
+    case ';': kind = Tok::Semi; break;
+    case '~': kind = Tok::Tilde; break;
     case '+':
-      if (c2 == '=') kind = Tok::PlusEqual, len = 2;
-      else kind = Tok::Plus;
+      if (c2 == '=')
+        kind = Tok::PlusEqual, len = 2;
+      else
+        kind = Tok::Plus;
       break;
     case '-':
-      if (c2 == '=') kind = Tok::MinEqual, len = 2;
-      else if (c2 == '>') kind = Tok::RArrow, len = 2;
-      else kind = Tok::Minus;
+      if (c2 == '=')
+        kind = Tok::MinEqual, len = 2;
+      else if (c2 == '>')
+        kind = Tok::RArrow, len = 2;
+      else
+        kind = Tok::Minus;
       break;
     case '*':
       if (c2 == '*') {
-        if (c3 == '=') kind = Tok::DoubleStarEqual, len = 3;
-        else kind = Tok::DoubleStar, len = 2;
+        if (c3 == '=')
+          kind = Tok::DoubleStarEqual, len = 3;
+        else
+          kind = Tok::DoubleStar, len = 2;
       } else if (c2 == '=') {
         kind = Tok::StarEqual, len = 2;
       } else {
@@ -1135,8 +1176,10 @@ bool Lexer::operator_token() {
       break;
     case '/':
       if (c2 == '/') {
-        if (c3 == '=') kind = Tok::DoubleSlashEqual, len = 3;
-        else kind = Tok::DoubleSlash, len = 2;
+        if (c3 == '=')
+          kind = Tok::DoubleSlashEqual, len = 3;
+        else
+          kind = Tok::DoubleSlash, len = 2;
       } else if (c2 == '=') {
         kind = Tok::SlashEqual, len = 2;
       } else {
@@ -1144,17 +1187,23 @@ bool Lexer::operator_token() {
       }
       break;
     case '|':
-      if (c2 == '=') kind = Tok::VBarEqual, len = 2;
-      else kind = Tok::VBar;
+      if (c2 == '=')
+        kind = Tok::VBarEqual, len = 2;
+      else
+        kind = Tok::VBar;
       break;
     case '&':
-      if (c2 == '=') kind = Tok::AmperEqual, len = 2;
-      else kind = Tok::Amper;
+      if (c2 == '=')
+        kind = Tok::AmperEqual, len = 2;
+      else
+        kind = Tok::Amper;
       break;
     case '<':
       if (c2 == '<') {
-        if (c3 == '=') kind = Tok::LeftShiftEqual, len = 3;
-        else kind = Tok::LeftShift, len = 2;
+        if (c3 == '=')
+          kind = Tok::LeftShiftEqual, len = 3;
+        else
+          kind = Tok::LeftShift, len = 2;
       } else if (c2 == '=') {
         kind = Tok::LessEqual, len = 2;
       } else if (c2 == '>') {
@@ -1165,8 +1214,10 @@ bool Lexer::operator_token() {
       break;
     case '>':
       if (c2 == '>') {
-        if (c3 == '=') kind = Tok::RightShiftEqual, len = 3;
-        else kind = Tok::RightShift, len = 2;
+        if (c3 == '=')
+          kind = Tok::RightShiftEqual, len = 3;
+        else
+          kind = Tok::RightShift, len = 2;
       } else if (c2 == '=') {
         kind = Tok::GreaterEqual, len = 2;
       } else {
@@ -1174,24 +1225,34 @@ bool Lexer::operator_token() {
       }
       break;
     case '=':
-      if (c2 == '=') kind = Tok::EqEqual, len = 2;
-      else kind = Tok::Equal;
+      if (c2 == '=')
+        kind = Tok::EqEqual, len = 2;
+      else
+        kind = Tok::Equal;
       break;
     case '!':
-      if (c2 == '=') kind = Tok::NotEqual, len = 2;
-      else kind = Tok::Exclamation;
+      if (c2 == '=')
+        kind = Tok::NotEqual, len = 2;
+      else
+        kind = Tok::Exclamation;
       break;
     case '%':
-      if (c2 == '=') kind = Tok::PercentEqual, len = 2;
-      else kind = Tok::Percent;
+      if (c2 == '=')
+        kind = Tok::PercentEqual, len = 2;
+      else
+        kind = Tok::Percent;
       break;
     case '^':
-      if (c2 == '=') kind = Tok::CircumflexEqual, len = 2;
-      else kind = Tok::Circumflex;
+      if (c2 == '=')
+        kind = Tok::CircumflexEqual, len = 2;
+      else
+        kind = Tok::Circumflex;
       break;
     case '@':
-      if (c2 == '=') kind = Tok::AtEqual, len = 2;
-      else kind = Tok::At;
+      if (c2 == '=')
+        kind = Tok::AtEqual, len = 2;
+      else
+        kind = Tok::At;
       break;
     default:
       if (c < 0x20 || c == 0x7f) {

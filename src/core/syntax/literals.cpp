@@ -151,41 +151,20 @@ std::optional<LiteralError> decode(std::string_view body, bool raw, bool bytes, 
     }
     c = s[i++];
     switch (c) {
-      case '\n':
-        break;
+      case '\n': break;
       case '\r':
         if (i < n && s[i] == '\n') ++i;
         break;
-      case '\\':
-        out += '\\';
-        break;
-      case '\'':
-        out += '\'';
-        break;
-      case '"':
-        out += '"';
-        break;
-      case 'a':
-        out += '\a';
-        break;
-      case 'b':
-        out += '\b';
-        break;
-      case 'f':
-        out += '\f';
-        break;
-      case 'n':
-        out += '\n';
-        break;
-      case 'r':
-        out += '\r';
-        break;
-      case 't':
-        out += '\t';
-        break;
-      case 'v':
-        out += '\v';
-        break;
+      case '\\': out += '\\'; break;
+      case '\'': out += '\''; break;
+      case '"': out += '"'; break;
+      case 'a': out += '\a'; break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 't': out += '\t'; break;
+      case 'v': out += '\v'; break;
       case '0':
       case '1':
       case '2':
@@ -281,23 +260,14 @@ StringParts split_string_token(std::string_view token) {
   while (i < token.size() && token[i] != '\'' && token[i] != '"') {
     switch (token[i]) {
       case 'r':
-      case 'R':
-        p.flags |= kPrefixRaw;
-        break;
+      case 'R': p.flags |= kPrefixRaw; break;
       case 'b':
-      case 'B':
-        p.flags |= kPrefixBytes;
-        break;
+      case 'B': p.flags |= kPrefixBytes; break;
       case 'u':
-      case 'U':
-        p.flags |= kPrefixUnicode;
-        break;
+      case 'U': p.flags |= kPrefixUnicode; break;
       case 'f':
-      case 'F':
-        p.flags |= kPrefixFormat;
-        break;
-      default:
-        break;
+      case 'F': p.flags |= kPrefixFormat; break;
+      default: break;
     }
     ++i;
   }
@@ -332,8 +302,8 @@ std::optional<LiteralError> decode_string(std::string_view token, std::string& o
   return decode_body(p.body, p.flags, out);
 }
 
-std::optional<LiteralError> decode_fstring_middle(std::string_view text, bool raw,
-                                                  std::string& out, bool collapse_braces) {
+std::optional<LiteralError> decode_fstring_middle(std::string_view text, bool raw, std::string& out,
+                                                  bool collapse_braces) {
   return decode(text, raw, false, collapse_braces, out);
 }
 
@@ -420,7 +390,9 @@ std::optional<LiteralError> parse_number(std::string_view text, Number& out) {
   if (text.size() > 1 && text[0] == '0' &&
       (text[1] == 'x' || text[1] == 'X' || text[1] == 'o' || text[1] == 'O' || text[1] == 'b' ||
        text[1] == 'B')) {
-    unsigned base = (text[1] == 'x' || text[1] == 'X') ? 16 : (text[1] == 'o' || text[1] == 'O') ? 8 : 2;
+    unsigned base = (text[1] == 'x' || text[1] == 'X')   ? 16
+                    : (text[1] == 'o' || text[1] == 'O') ? 8
+                                                         : 2;
     out.kind = Number::Kind::Int;
     out.digits = to_decimal(text.substr(2), base);
     return std::nullopt;
@@ -443,11 +415,12 @@ std::optional<LiteralError> parse_number(std::string_view text, Number& out) {
   }
   out.kind = Number::Kind::Int;
   if (clean.size() > 4300) {
-    return LiteralError{"Exceeds the limit (4300 digits) for integer string conversion: value has " +
-                        std::to_string(clean.size()) +
-                        " digits; use sys.set_int_max_str_digits() to increase the limit - "
-                        "Consider hexadecimal for huge integer literals to avoid decimal "
-                        "conversion limits."};
+    return LiteralError{
+        "Exceeds the limit (4300 digits) for integer string conversion: value has " +
+        std::to_string(clean.size()) +
+        " digits; use sys.set_int_max_str_digits() to increase the limit - "
+        "Consider hexadecimal for huge integer literals to avoid decimal "
+        "conversion limits."};
   }
   std::size_t nz = clean.find_first_not_of('0');
   out.digits = nz == std::string::npos ? "0" : clean.substr(nz);

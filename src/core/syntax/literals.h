@@ -47,8 +47,7 @@ std::optional<LiteralError> decode_string(std::string_view token, std::string& o
 // `collapse_braces`, "{{" and "}}" become "{" and "}" — needed when the text
 // spans the source of several middles (the lexer's FStringMiddle tokens
 // already exclude the second brace of a doubled pair).
-std::optional<LiteralError> decode_fstring_middle(std::string_view text, bool raw,
-                                                  std::string& out,
+std::optional<LiteralError> decode_fstring_middle(std::string_view text, bool raw, std::string& out,
                                                   bool collapse_braces = false);
 
 // A NUMBER token's value.

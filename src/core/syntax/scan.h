@@ -41,7 +41,9 @@ constexpr ByteTable make_ident_table() {
 inline constexpr ByteTable kIdentByte = make_ident_table();
 
 #if defined(__SSE2__)
-inline __m128i load16(const char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+inline __m128i load16(const char* p) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
 inline unsigned mask_of(__m128i m) { return static_cast<unsigned>(_mm_movemask_epi8(m)); }
 inline __m128i eq(__m128i v, char c) { return _mm_cmpeq_epi8(v, _mm_set1_epi8(c)); }
 // Bytes in [lo, lo + len): unsigned compare done as a signed one on x ^ 0x80.
@@ -60,8 +62,8 @@ inline std::uint32_t ident_end(const char* s, std::uint32_t p, std::uint32_t n, 
     const __m128i v = load16(s + p);
     const __m128i letter = in_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 26);
     const __m128i high = _mm_cmplt_epi8(v, _mm_setzero_si128());  // >= 0x80
-    const unsigned ident = mask_of(_mm_or_si128(_mm_or_si128(letter, in_range(v, '0', 10)),
-                                                _mm_or_si128(eq(v, '_'), high)));
+    const unsigned ident = mask_of(
+        _mm_or_si128(_mm_or_si128(letter, in_range(v, '0', 10)), _mm_or_si128(eq(v, '_'), high)));
     const unsigned high_bits = mask_of(high);
     if (ident != 0xFFFFu) {
       const int len = std::countr_one(ident);

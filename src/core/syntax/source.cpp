@@ -49,9 +49,8 @@ bool coding_spec(std::string_view line, std::string& name) {
     ++t;
     while (t < line.size() && (line[t] == ' ' || line[t] == '\t')) ++t;
     std::size_t b = t;
-    while (t < line.size() &&
-           (is_alnum(static_cast<unsigned char>(line[t])) || line[t] == '-' || line[t] == '_' ||
-            line[t] == '.'))
+    while (t < line.size() && (is_alnum(static_cast<unsigned char>(line[t])) || line[t] == '-' ||
+                               line[t] == '_' || line[t] == '.'))
       ++t;
     if (t > b) {
       name.assign(line.substr(b, t - b));
@@ -106,11 +105,13 @@ Codec lookup_codec(const std::string& name, int& single) {
   static constexpr std::array<std::string_view, 9> utf8{
       "utf_8", "u8", "utf", "utf8", "utf8_ucs2", "utf8_ucs4", "cp65001", "utf_8_sig", "utf8_sig"};
   static constexpr std::array<std::string_view, 14> latin1{
-      "latin_1", "8859", "cp819", "csisolatin1", "ibm819", "iso8859", "iso8859_1", "iso_8859_1",
-      "iso_8859_1_1987", "iso_ir_100", "l1", "latin", "latin1", "iso_latin_1"};
+      "latin_1", "8859",      "cp819",      "csisolatin1",     "ibm819",
+      "iso8859", "iso8859_1", "iso_8859_1", "iso_8859_1_1987", "iso_ir_100",
+      "l1",      "latin",     "latin1",     "iso_latin_1"};
   static constexpr std::array<std::string_view, 13> ascii{
-      "ascii", "646", "ansi_x3.4_1968", "ansi_x3_4_1968", "ansi_x3.4_1986", "cp367", "csascii",
-      "ibm367", "iso646_us", "iso_646.irv_1991", "iso_ir_6", "us", "us_ascii"};
+      "ascii",    "646",     "ansi_x3.4_1968", "ansi_x3_4_1968", "ansi_x3.4_1986",
+      "cp367",    "csascii", "ibm367",         "iso646_us",      "iso_646.irv_1991",
+      "iso_ir_6", "us",      "us_ascii"};
   for (auto a : utf8)
     if (n == a) return Codec::Utf8;
   for (auto a : latin1)
@@ -324,9 +325,8 @@ std::variant<Source, SyntaxError> Source::decode(std::string bytes) {
         }
         std::uint16_t cp = table[c - 0x80];
         if (cp == 0xFFFF) {
-          return make_error("'charmap' codec can't decode byte " + hex_byte(c) +
-                            " in position " + std::to_string(i - base) +
-                            ": character maps to <undefined>");
+          return make_error("'charmap' codec can't decode byte " + hex_byte(c) + " in position " +
+                            std::to_string(i - base) + ": character maps to <undefined>");
         }
         unicode::append_utf8(out, cp);
       }

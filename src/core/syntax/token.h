@@ -14,105 +14,105 @@ namespace gm {
 
 // X(Kind, spelling) — spelling is the exact source text for operators and
 // keywords, a description for the rest.
-#define GM_TOKEN_KINDS(X)                                                      \
-  X(EndMarker, "end of file")                                                  \
-  X(Name, "name")                                                              \
-  X(Number, "number")                                                          \
-  X(String, "string")                                                          \
-  X(FStringStart, "f-string start")                                            \
-  X(FStringMiddle, "f-string text")                                            \
-  X(FStringEnd, "f-string end")                                                \
-  X(Newline, "newline")                                                        \
-  X(Indent, "indent")                                                          \
-  X(Dedent, "dedent")                                                          \
-  X(LPar, "(")                                                                 \
-  X(RPar, ")")                                                                 \
-  X(LSqb, "[")                                                                 \
-  X(RSqb, "]")                                                                 \
-  X(LBrace, "{")                                                               \
-  X(RBrace, "}")                                                               \
-  X(Colon, ":")                                                                \
-  X(Comma, ",")                                                                \
-  X(Semi, ";")                                                                 \
-  X(Plus, "+")                                                                 \
-  X(Minus, "-")                                                                \
-  X(Star, "*")                                                                 \
-  X(Slash, "/")                                                                \
-  X(VBar, "|")                                                                 \
-  X(Amper, "&")                                                                \
-  X(Less, "<")                                                                 \
-  X(Greater, ">")                                                              \
-  X(Equal, "=")                                                                \
-  X(Dot, ".")                                                                  \
-  X(Percent, "%")                                                              \
-  X(EqEqual, "==")                                                             \
-  X(NotEqual, "!=")                                                            \
-  X(LessEqual, "<=")                                                           \
-  X(GreaterEqual, ">=")                                                        \
-  X(Tilde, "~")                                                                \
-  X(Circumflex, "^")                                                           \
-  X(LeftShift, "<<")                                                           \
-  X(RightShift, ">>")                                                          \
-  X(DoubleStar, "**")                                                          \
-  X(PlusEqual, "+=")                                                           \
-  X(MinEqual, "-=")                                                            \
-  X(StarEqual, "*=")                                                           \
-  X(SlashEqual, "/=")                                                          \
-  X(PercentEqual, "%=")                                                        \
-  X(AmperEqual, "&=")                                                          \
-  X(VBarEqual, "|=")                                                           \
-  X(CircumflexEqual, "^=")                                                     \
-  X(LeftShiftEqual, "<<=")                                                     \
-  X(RightShiftEqual, ">>=")                                                    \
-  X(DoubleStarEqual, "**=")                                                    \
-  X(DoubleSlash, "//")                                                         \
-  X(DoubleSlashEqual, "//=")                                                   \
-  X(At, "@")                                                                   \
-  X(AtEqual, "@=")                                                             \
-  X(RArrow, "->")                                                              \
-  X(Ellipsis, "...")                                                           \
-  X(ColonEqual, ":=")                                                          \
-  X(Exclamation, "!")                                                          \
-  /* hard keywords (3.8-3.13) */                                               \
-  X(KwFalse, "False")                                                          \
-  X(KwNone, "None")                                                            \
-  X(KwTrue, "True")                                                            \
-  X(KwAnd, "and")                                                              \
-  X(KwAs, "as")                                                                \
-  X(KwAssert, "assert")                                                        \
-  X(KwAsync, "async")                                                          \
-  X(KwAwait, "await")                                                          \
-  X(KwBreak, "break")                                                          \
-  X(KwClass, "class")                                                          \
-  X(KwContinue, "continue")                                                    \
-  X(KwDef, "def")                                                              \
-  X(KwDel, "del")                                                              \
-  X(KwElif, "elif")                                                            \
-  X(KwElse, "else")                                                            \
-  X(KwExcept, "except")                                                        \
-  X(KwFinally, "finally")                                                      \
-  X(KwFor, "for")                                                              \
-  X(KwFrom, "from")                                                            \
-  X(KwGlobal, "global")                                                        \
-  X(KwIf, "if")                                                                \
-  X(KwImport, "import")                                                        \
-  X(KwIn, "in")                                                                \
-  X(KwIs, "is")                                                                \
-  X(KwLambda, "lambda")                                                        \
-  X(KwNonlocal, "nonlocal")                                                    \
-  X(KwNot, "not")                                                              \
-  X(KwOr, "or")                                                                \
-  X(KwPass, "pass")                                                            \
-  X(KwRaise, "raise")                                                          \
-  X(KwReturn, "return")                                                        \
-  X(KwTry, "try")                                                              \
-  X(KwWhile, "while")                                                          \
-  X(KwWith, "with")                                                            \
-  X(KwYield, "yield")                                                          \
-  /* a character CPython lexes as an OP no rule accepts ($, ?, `): the */     \
-  /* parser reports "invalid syntax" there */                                 \
-  X(Unknown, "unknown character")                                              \
-  /* the lexer stopped here; the error is in Lexer::error() */                 \
+#define GM_TOKEN_KINDS(X)                                                 \
+  X(EndMarker, "end of file")                                             \
+  X(Name, "name")                                                         \
+  X(Number, "number")                                                     \
+  X(String, "string")                                                     \
+  X(FStringStart, "f-string start")                                       \
+  X(FStringMiddle, "f-string text")                                       \
+  X(FStringEnd, "f-string end")                                           \
+  X(Newline, "newline")                                                   \
+  X(Indent, "indent")                                                     \
+  X(Dedent, "dedent")                                                     \
+  X(LPar, "(")                                                            \
+  X(RPar, ")")                                                            \
+  X(LSqb, "[")                                                            \
+  X(RSqb, "]")                                                            \
+  X(LBrace, "{")                                                          \
+  X(RBrace, "}")                                                          \
+  X(Colon, ":")                                                           \
+  X(Comma, ",")                                                           \
+  X(Semi, ";")                                                            \
+  X(Plus, "+")                                                            \
+  X(Minus, "-")                                                           \
+  X(Star, "*")                                                            \
+  X(Slash, "/")                                                           \
+  X(VBar, "|")                                                            \
+  X(Amper, "&")                                                           \
+  X(Less, "<")                                                            \
+  X(Greater, ">")                                                         \
+  X(Equal, "=")                                                           \
+  X(Dot, ".")                                                             \
+  X(Percent, "%")                                                         \
+  X(EqEqual, "==")                                                        \
+  X(NotEqual, "!=")                                                       \
+  X(LessEqual, "<=")                                                      \
+  X(GreaterEqual, ">=")                                                   \
+  X(Tilde, "~")                                                           \
+  X(Circumflex, "^")                                                      \
+  X(LeftShift, "<<")                                                      \
+  X(RightShift, ">>")                                                     \
+  X(DoubleStar, "**")                                                     \
+  X(PlusEqual, "+=")                                                      \
+  X(MinEqual, "-=")                                                       \
+  X(StarEqual, "*=")                                                      \
+  X(SlashEqual, "/=")                                                     \
+  X(PercentEqual, "%=")                                                   \
+  X(AmperEqual, "&=")                                                     \
+  X(VBarEqual, "|=")                                                      \
+  X(CircumflexEqual, "^=")                                                \
+  X(LeftShiftEqual, "<<=")                                                \
+  X(RightShiftEqual, ">>=")                                               \
+  X(DoubleStarEqual, "**=")                                               \
+  X(DoubleSlash, "//")                                                    \
+  X(DoubleSlashEqual, "//=")                                              \
+  X(At, "@")                                                              \
+  X(AtEqual, "@=")                                                        \
+  X(RArrow, "->")                                                         \
+  X(Ellipsis, "...")                                                      \
+  X(ColonEqual, ":=")                                                     \
+  X(Exclamation, "!")                                                     \
+  /* hard keywords (3.8-3.13) */                                          \
+  X(KwFalse, "False")                                                     \
+  X(KwNone, "None")                                                       \
+  X(KwTrue, "True")                                                       \
+  X(KwAnd, "and")                                                         \
+  X(KwAs, "as")                                                           \
+  X(KwAssert, "assert")                                                   \
+  X(KwAsync, "async")                                                     \
+  X(KwAwait, "await")                                                     \
+  X(KwBreak, "break")                                                     \
+  X(KwClass, "class")                                                     \
+  X(KwContinue, "continue")                                               \
+  X(KwDef, "def")                                                         \
+  X(KwDel, "del")                                                         \
+  X(KwElif, "elif")                                                       \
+  X(KwElse, "else")                                                       \
+  X(KwExcept, "except")                                                   \
+  X(KwFinally, "finally")                                                 \
+  X(KwFor, "for")                                                         \
+  X(KwFrom, "from")                                                       \
+  X(KwGlobal, "global")                                                   \
+  X(KwIf, "if")                                                           \
+  X(KwImport, "import")                                                   \
+  X(KwIn, "in")                                                           \
+  X(KwIs, "is")                                                           \
+  X(KwLambda, "lambda")                                                   \
+  X(KwNonlocal, "nonlocal")                                               \
+  X(KwNot, "not")                                                         \
+  X(KwOr, "or")                                                           \
+  X(KwPass, "pass")                                                       \
+  X(KwRaise, "raise")                                                     \
+  X(KwReturn, "return")                                                   \
+  X(KwTry, "try")                                                         \
+  X(KwWhile, "while")                                                     \
+  X(KwWith, "with")                                                       \
+  X(KwYield, "yield")                                                     \
+  /* a character CPython lexes as an OP no rule accepts ($, ?, `): the */ \
+  /* parser reports "invalid syntax" there */                             \
+  X(Unknown, "unknown character")                                         \
+  /* the lexer stopped here; the error is in Lexer::error() */            \
   X(Error, "error")
 
 enum class Tok : std::uint8_t {

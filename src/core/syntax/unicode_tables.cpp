@@ -111,8 +111,8 @@ std::string join_chunks(const char* const* chunks, std::size_t count, std::size_
 struct NameTable {
   std::unordered_map<std::string, char32_t> map;
   NameTable() {
-    std::string words = join_chunks(data::name_words, data::name_words_count,
-                                    data::name_words_total);
+    std::string words =
+        join_chunks(data::name_words, data::name_words_count, data::name_words_total);
     std::vector<std::string_view> vocab;
     std::size_t b = 0;
     for (std::size_t i = 0; i < words.size(); ++i) {
@@ -121,8 +121,8 @@ struct NameTable {
         b = i + 1;
       }
     }
-    std::string recs = join_chunks(data::name_records, data::name_records_count,
-                                   data::name_records_total);
+    std::string recs =
+        join_chunks(data::name_records, data::name_records_count, data::name_records_total);
     map.reserve(data::name_count + 11172);
     constexpr std::uint32_t B = 90;
     std::size_t i = 0;
@@ -154,13 +154,13 @@ struct NameTable {
       map.emplace(name, cp);
     }
     // Hangul syllables.
-    static const char* const L[] = {"G", "GG", "N", "D", "DD", "R", "M", "B", "BB", "S",
-                                    "SS", "", "J", "JJ", "C", "K", "T", "P", "H"};
-    static const char* const V[] = {"A",  "AE", "YA", "YAE", "EO", "E",  "YEO",
-                                    "YE", "O",  "WA", "WAE", "OE", "YO", "U",
-                                    "WEO", "WE", "WI", "YU", "EU", "YI", "I"};
-    static const char* const T[] = {"",  "G",  "GG", "GS", "N",  "NJ", "NH", "D",  "L",  "LG",
-                                    "LM", "LB", "LS", "LT", "LP", "LH", "M",  "B",  "BS", "S",
+    static const char* const L[] = {"G",  "GG", "N", "D",  "DD", "R", "M", "B", "BB", "S",
+                                    "SS", "",   "J", "JJ", "C",  "K", "T", "P", "H"};
+    static const char* const V[] = {"A",   "AE", "YA", "YAE", "EO", "E",  "YEO",
+                                    "YE",  "O",  "WA", "WAE", "OE", "YO", "U",
+                                    "WEO", "WE", "WI", "YU",  "EU", "YI", "I"};
+    static const char* const T[] = {"",   "G",  "GG", "GS", "N",  "NJ", "NH", "D", "L",  "LG",
+                                    "LM", "LB", "LS", "LT", "LP", "LH", "M",  "B", "BS", "S",
                                     "SS", "NG", "J",  "C",  "K",  "T",  "P",  "H"};
     for (char32_t s = 0; s < kSCount; ++s) {
       std::string n = "HANGUL SYLLABLE ";
