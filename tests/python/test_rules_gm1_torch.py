@@ -576,3 +576,47 @@ def test_an_elif_link_that_declines_keeps_the_chain_before_it():
     assert "print" in by_line[link].declined_reason
     assert f"line {link}" in by_line[head].declined_reason
     assert "elif h.mean() < -1:" in result.source  # left as written
+
+
+ITEM_COMPARE = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+
+    class Gate(nn.Module):
+        def forward(self, x, limit: float):
+            h = torch.tanh(x)
+            if h.sum().item() > 0:
+                h = h * 2
+            else:
+                h = h / 2
+            if limit < h.abs().amax().item():
+                h = h.clamp(max=limit)
+            return h
+    """
+)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_item_comparison_is_predicated_on_the_tensor(dtype):
+    # `if t.item() > 0:` becomes `where(compare_item(t, ">", 0), ...)`: one
+    # graph, and the branch Python's comparison of the number would take
+    # (limits at and around the maximum, for float16 too).
+    mended_src = _mend(ITEM_COMPARE, "GM101")
+    assert "compare_item" in mended_src and ".item()" not in mended_src
+    orig = _module(ITEM_COMPARE).Gate()
+    mended = _module(mended_src).Gate()
+    gen = torch.Generator().manual_seed(3)
+    x0 = torch.randn(4, 6, generator=gen).to(dtype)
+    assert _count(orig, x0, 0.5)[1] >= 2
+    torch._dynamo.reset()
+    compiled = torch.compile(mended, backend="eager")
+    for sign in (1.0, -1.0):
+        x = (torch.randn(4, 6, generator=gen).abs() * sign).to(dtype)
+        top = float(torch.tanh(x).abs().amax()) * (2 if sign > 0 else 0.5)
+        for limit in (0.5, top, top - 1e-3, top + 1e-3):
+            assert _count(mended, x, limit) == (1, 0), (sign, limit)
+            want = orig(x, limit)
+            assert _same(compiled(x, limit), want), (sign, limit)
+            assert _same(mended(x, limit), want), (sign, limit)

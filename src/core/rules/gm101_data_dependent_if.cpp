@@ -21,8 +21,9 @@ constexpr std::string_view kDoc = R"md(# GM101 data-dependent-if
 ## What it detects
 Inside a compiled region, an `if` statement whose test is tensor data:
 `.any()`/`.all()`, a compared reduction (`x.sum() > 0`,
-`torch.max(ids) + 1 > n`), `torch.isinf(x).any()`, a proven bool tensor, and
-`and`/`or`/`not` over those. Tests that are Python values (`x.shape[0] > 1`,
+`torch.max(ids) + 1 > n`), `torch.isinf(x).any()`, a proven bool tensor, a
+`.item()` compared with a plain name, constant or attribute
+(`x.sum().item() > 0`), and `and`/`or`/`not` over those. Tests that are Python values (`x.shape[0] > 1`,
 `self.training`, `mask is None`) are not reported: Dynamo specialises on
 them. (A test guarding a lone `raise` is GM301; one guarding a loop `break`
 is GM407; branches that end in the same call or attribute store with
@@ -43,6 +44,11 @@ is selected with `_graphmend_rt.where(cond, if_true, if_false)`:
 ->
     h = _graphmend_rt.where(torch.isinf(h).any() | torch.isnan(h).any(), torch.clamp(h, min=-m, max=m), h)
 
+- `t.item() > n` becomes `_graphmend_rt.compare_item(t, ">", n)`: eagerly
+  exactly the comparison; while tracing, the comparison made on the tensor
+  (as float64 / int64) where that is Python's answer for every value, a
+  0-d bool tensor `where` takes (otherwise the original `.item()` and its
+  break).
 - `and`/`or`/`not` become `&`/`|`/`~`; leading operands of `and` that are
   Python values stay a real `if` around the predicated body
   (`if h.dtype == torch.float16 and h.isinf().any():` keeps

@@ -129,22 +129,6 @@ std::string_view comparison_text(NodeKind k) {
   }
 }
 
-// `t.item()` with no arguments, t not proven a non-tensor: its receiver,
-// else None.
-NodeId item_receiver(const sema::Model& m, NodeId e) {
-  const auto& tree = m.tree();
-  if (tree.kind(e) != NodeKind::Call || !tree.children(e, GM_F(Call, args)).empty() ||
-      !tree.children(e, GM_F(Call, keywords)).empty())
-    return {};
-  const NodeId func = tree.child(e, GM_F(Call, func));
-  if (tree.kind(func) != NodeKind::Attribute ||
-      tree.text(tree.field(func, GM_F(Attribute, attr))) != "item")
-    return {};
-  const NodeId recv = tree.child(func, GM_F(Attribute, value));
-  if (m.tensor_evidence(recv) == sema::TensorEvidence::NotTensor) return {};
-  return recv;
-}
-
 // An operand whose evaluation has no effect and cannot raise in a way that
 // depends on when it runs: names, constants, attribute chains and constant
 // subscripts of those, a sign applied to one. `compare_item` evaluates it
@@ -290,6 +274,48 @@ Condition analyze_condition(const lint::RuleContext& ctx, NodeId test) {
     }
   }
   return c;
+}
+
+// `t.item()` with no arguments, t not proven a non-tensor: its receiver,
+// else None.
+NodeId item_receiver(const sema::Model& m, NodeId e) {
+  const auto& tree = m.tree();
+  if (tree.kind(e) != NodeKind::Call || !tree.children(e, GM_F(Call, args)).empty() ||
+      !tree.children(e, GM_F(Call, keywords)).empty())
+    return {};
+  const NodeId func = tree.child(e, GM_F(Call, func));
+  if (tree.kind(func) != NodeKind::Attribute ||
+      tree.text(tree.field(func, GM_F(Attribute, attr))) != "item")
+    return {};
+  const NodeId recv = tree.child(func, GM_F(Attribute, value));
+  if (m.tensor_evidence(recv) == sema::TensorEvidence::NotTensor) return {};
+  return recv;
+}
+
+std::optional<int> item_comparison(const sema::Model& m, NodeId e) {
+  const auto& tree = m.tree();
+  if (tree.kind(e) != NodeKind::Compare) return std::nullopt;
+  const auto ops = tree.raw_list(e, GM_F(Compare, ops));
+  if (ops.size() != 1 || !is_rich_comparison(static_cast<NodeKind>(ops[0].index)))
+    return std::nullopt;
+  const NodeId sides[2] = {tree.child(e, GM_F(Compare, left)),
+                           tree.children(e, GM_F(Compare, comparators))[0]};
+  for (int side = 0; side < 2; ++side)
+    if (item_receiver(m, sides[side]) && !operand_evidence(m, sides[1 - side]) &&
+        plain_operand(tree, sides[1 - side]))
+      return side;
+  return std::nullopt;
+}
+
+std::string compare_item_call(const lint::RuleContext& ctx, NodeId e, int side) {
+  const auto& tree = ctx.tree();
+  NodeId sides[2] = {tree.child(e, GM_F(Compare, left)),
+                     tree.children(e, GM_F(Compare, comparators))[0]};
+  sides[side] = tree.child(tree.child(sides[side], GM_F(Call, func)), GM_F(Attribute, value));
+  const auto op = static_cast<NodeKind>(tree.raw_list(e, GM_F(Compare, ops))[0].index);
+  return std::string(gm2::kRuntimeAlias) + ".compare_item(" + std::string(ctx.text_of(sides[0])) +
+         ", " + ctx.quote(comparison_text(op)) + ", " + std::string(ctx.text_of(sides[1])) +
+         (side == 1 ? ", item=1)" : ")");
 }
 
 std::vector<Piece> condition_pieces(const lint::RuleContext& ctx, const Condition& c,

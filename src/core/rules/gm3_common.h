@@ -52,6 +52,20 @@ struct Condition {
 };
 Condition analyze_condition(const lint::RuleContext& ctx, NodeId test);
 
+// `t.item()` with no arguments, t not proven a non-tensor: its receiver,
+// else None.
+NodeId item_receiver(const sema::Model& m, NodeId e);
+
+// `t.item() OP x` / `x OP t.item()`: one rich comparison of a `.item()`
+// (receiver not proven a non-tensor) with a plain operand that is not tensor
+// data (a name, constant or attribute: evaluating it before the `.item()`
+// changes nothing). The side of the `.item()` (0 left, 1 right), else nullopt.
+std::optional<int> item_comparison(const sema::Model& m, NodeId e);
+// `_graphmend_rt.compare_item(t, "OP", x[, item=1])` for such a comparison:
+// eagerly exactly the comparison; while tracing, the comparison made on the
+// tensor where that is Python's answer for every value.
+std::string compare_item_call(const lint::RuleContext& ctx, NodeId e, int side);
+
 // Why a guard comparing `t.item()` breaks the graph.
 inline constexpr std::string_view kItemWhy =
     "`.item()` reads tensor data into a Python scalar: Dynamo breaks the graph there "
