@@ -3,6 +3,7 @@
 // `torch.where(mask[i])`.
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -58,7 +59,9 @@ does. Proven statically:
 - then the body does nothing: it selects once with `torch.where(mask[i])`,
   assigns local names with pure, total torch operations (the op table) or
   methods of the class whose bodies are such, takes no effect but
-  `acc.index_add_(0, selected, value)`, and skips with `continue`; names it
+  `acc.index_add_(0, selected, value)` (and `h *= v`, `+=`, `-=` on a name
+  it bound to storage the step created: an operator's result, an op the op
+  table does not list as a view), and skips with `continue`; names it
   assigns are not read after the loop nor across steps; a test that the
   selection is empty (`if idx.numel() == 0: continue`) is removed with it;
 - the index is used only where a Python int and a 0-d integer tensor behave
@@ -77,10 +80,12 @@ checks that no forward hook is installed.
 ## When it declines
 The row is used otherwise than as `mask[row]` or `row[0]` (as a tensor
 value, `row[1]`); the mask's rank is unknown; the rows variable is used
-elsewhere; any other statement or effect
-in the body (a store to an attribute or a subscript, a call outside the op
-table, a `break`, `return`, nested loop); a name the body assigns is read
-after the loop or in the next step.
+elsewhere; the mask or a name that may share its storage (a view, `.to()`,
+`.float()`: the op table's View column) is updated in place; any other
+statement or effect in the body (a store to an attribute or a subscript, a
+call outside the op table, a `break`, `return`, nested loop, `h *= v` on a
+tensor the step did not create); a name the body assigns is read after the
+loop or in the next step.
 
 ## Example
 Before:
@@ -364,8 +369,9 @@ class NonzeroRowLoop final : public lint::Rule {
     });
     if (bad || values.empty())
       return "the mask `" + s.mask + "` is not assigned once in straight-line code before the loop";
-    // Names that may hold the mask or a view of it: bound from an expression
-    // that reads one of them (to a fixpoint).
+    // Names that may hold the mask's storage: bound from an expression that
+    // may give one of them (a view, the tensor itself; the op table's View
+    // column), to a fixpoint.
     s.aliases = {s.mask};
     for (bool grew = true; grew;) {
       grew = false;
@@ -377,11 +383,18 @@ class NonzeroRowLoop final : public lint::Rule {
           p = m.parent(p);  // `a, b = mask.chunk(2)`
         const NodeId value = t.kind(p) == NodeKind::Assign      ? t.child(p, GM_F(Assign, value))
                              : t.kind(p) == NodeKind::NamedExpr ? t.child(p, GM_F(NamedExpr, value))
+                             : t.kind(p) == NodeKind::For       ? t.child(p, GM_F(For, iter))
                                                                 : NodeId{};
-        if (!value) return;
-        bool reads = false;
-        walk(t, value, [&](NodeId r) { reads |= s.aliases.count(name_id(t, r)) != 0; });
-        if (reads) grew = s.aliases.emplace(name_id(t, n)).second || grew;
+        if (!value) {
+          // Any other binding (`with ... as v`, an augmented assignment):
+          // assume it may.
+          bool reads = false;
+          walk(t, p, [&](NodeId r) { reads |= s.aliases.count(name_id(t, r)) != 0; });
+          if (reads) grew = s.aliases.emplace(name_id(t, n)).second || grew;
+          return;
+        }
+        if (may_alias(m, value, s.aliases, 0))
+          grew = s.aliases.emplace(name_id(t, n)).second || grew;
       });
     }
     // Nothing updates them in place (`mask[...] = v`, `mask += v`, `mask.neg_()`,
@@ -454,6 +467,70 @@ class NonzeroRowLoop final : public lint::Rule {
       break;
     }
     return {};
+  }
+
+  // Whether `e` may evaluate to storage of a name in `names`: the name, a
+  // view or subscript of it, or a call that can return what it was given.
+  // Operators and op-table calls without the View flag give fresh tensors.
+  static bool may_alias(const sema::Model& m, NodeId e,
+                        const std::set<std::string, std::less<>>& names, int depth) {
+    const auto& t = m.tree();
+    if (depth > 64) return true;
+    const auto any = [&](std::span<const NodeId> xs) {
+      for (NodeId x : xs)
+        if (may_alias(m, x, names, depth + 1)) return true;
+      return false;
+    };
+    switch (t.kind(e)) {
+      case NodeKind::Name: return names.count(name_id(t, e)) != 0;
+      case NodeKind::Constant:
+      case NodeKind::BinOp:
+      case NodeKind::Compare:
+      case NodeKind::JoinedStr: return false;
+      case NodeKind::UnaryOp:  // `+x` may return x itself
+        return op_of(t, e, GM_F(UnaryOp, op)) == NodeKind::UAdd &&
+               may_alias(m, t.child(e, GM_F(UnaryOp, operand)), names, depth + 1);
+      case NodeKind::Subscript:
+        return may_alias(m, t.child(e, GM_F(Subscript, value)), names, depth + 1);
+      case NodeKind::Attribute: {
+        const sema::ops::OpInfo* op = sema::ops::lookup(t.text(t.field(e, GM_F(Attribute, attr))));
+        return (!op || op->has(sema::ops::View)) &&
+               may_alias(m, t.child(e, GM_F(Attribute, value)), names, depth + 1);
+      }
+      case NodeKind::Tuple: return any(t.children(e, GM_F(Tuple, elts)));
+      case NodeKind::List: return any(t.children(e, GM_F(List, elts)));
+      case NodeKind::Starred:
+        return may_alias(m, t.child(e, GM_F(Starred, value)), names, depth + 1);
+      case NodeKind::BoolOp: return any(t.children(e, GM_F(BoolOp, values)));
+      case NodeKind::NamedExpr:
+        return may_alias(m, t.child(e, GM_F(NamedExpr, value)), names, depth + 1);
+      case NodeKind::IfExp:
+        return may_alias(m, t.child(e, GM_F(IfExp, body)), names, depth + 1) ||
+               may_alias(m, t.child(e, GM_F(IfExp, orelse)), names, depth + 1);
+      case NodeKind::Call: {
+        const NodeId func = t.child(e, GM_F(Call, func));
+        if (const NodeId out = keyword(t, e, "out"); out && may_alias(m, out, names, depth + 1))
+          return true;
+        bool fresh = false;
+        if (const auto q = m.qualified_name(func)) {
+          const sema::ops::OpInfo* op = sema::ops::lookup_qualified(*q);
+          fresh = op && !op->has(sema::ops::View);
+        } else if (t.kind(func) == NodeKind::Attribute) {
+          const std::string_view meth = t.text(t.field(func, GM_F(Attribute, attr)));
+          if (!sema::ops::method_may_alias(meth)) return false;
+          if (may_alias(m, t.child(func, GM_F(Attribute, value)), names, depth + 1)) return true;
+        }
+        if (fresh) return false;
+        for (NodeId k : t.children(e, GM_F(Call, keywords)))
+          if (may_alias(m, t.child(k, GM_F(keyword, value)), names, depth + 1)) return true;
+        return any(t.children(e, GM_F(Call, args)));
+      }
+      default: {  // a lambda, a comprehension, ...: whatever it reads
+        bool reads = false;
+        walk(t, e, [&](NodeId r) { reads |= names.count(name_id(t, r)) != 0; });
+        return reads;
+      }
+    }
   }
 
   static void fix(const lint::RuleContext& ctx, lint::Diagnostic& d, Site& s) {
@@ -645,6 +722,7 @@ class NonzeroRowLoop final : public lint::Rule {
           return;
         }
         case NodeKind::Assign: return assignment(st);
+        case NodeKind::AugAssign: return aug_assignment(st);
         case NodeKind::Expr: return update(st);
         default: return decline("a statement the proof does not cover in the loop body", st);
       }
@@ -703,6 +781,77 @@ class NonzeroRowLoop final : public lint::Rule {
           return decline("the loop body rebinds `" + std::string(id) + "`", st);
         assigned.emplace(id);
       }
+    }
+
+    // The names the body binds only to storage the step created: an
+    // operator's or a non-view op's result, or what may alias such names
+    // only (`h = self.dropout(h)`); the greatest fixpoint.
+    std::set<std::string, std::less<>> step_fresh() {
+      std::set<std::string, std::less<>> fresh = assigned;
+      fresh.insert(selected.begin(), selected.end());
+      for (bool shrank = true; shrank;) {
+        shrank = false;
+        walk(t, site.loop, [&](NodeId n) {
+          if (t.kind(n) != NodeKind::Assign) return;
+          const NodeId v = t.child(n, GM_F(Assign, value));
+          std::set<std::string, std::less<>> outside;  // names it reads that are not fresh
+          walk(t, v, [&](NodeId r) {
+            if (!name_id(t, r).empty() && !fresh.count(name_id(t, r)))
+              outside.emplace(name_id(t, r));
+          });
+          if (!value_may_alias(v, outside)) return;
+          walk(t, n, [&](NodeId tg) {
+            if (t.kind(tg) != NodeKind::Name || is_load(t, tg)) return;
+            if (const auto it = fresh.find(name_id(t, tg)); it != fresh.end()) {
+              fresh.erase(it);
+              shrank = true;
+            }
+          });
+        });
+      }
+      return fresh;
+    }
+
+    // A submodule call (`self.act(h)`, `self[f"e{i}"](h)`, `layer(h)`) is
+    // taken to return fresh storage or one of its arguments, never its own
+    // state (part of the unsafe fix's assumption that it computes row by row
+    // without effects): only its arguments can alias; anything else as
+    // may_alias says.
+    bool value_may_alias(NodeId v, const std::set<std::string, std::less<>>& names) const {
+      if (t.kind(v) != NodeKind::Call) return may_alias(m, v, names, 0);
+      const NodeId func = t.child(v, GM_F(Call, func));
+      NodeId root = func;
+      while (t.kind(root) == NodeKind::Attribute || t.kind(root) == NodeKind::Subscript)
+        root = t.kind(root) == NodeKind::Attribute ? t.child(root, GM_F(Attribute, value))
+                                                   : t.child(root, GM_F(Subscript, value));
+      const std::string_view id = name_id(t, root);
+      const bool submodule = root == func
+                                 ? modules.count(id) != 0
+                                 : id == "self" && !m.qualified_name(func) && m.callees(v).empty();
+      if (!submodule) return may_alias(m, v, names, 0);
+      for (NodeId a : t.children(v, GM_F(Call, args)))
+        if (may_alias(m, a, names, 0)) return true;
+      for (NodeId k : t.children(v, GM_F(Call, keywords)))
+        if (may_alias(m, t.child(k, GM_F(keyword, value)), names, 0)) return true;
+      return false;
+    }
+
+    // `h *= v` (`+=`, `-=`) on a name the body bound to storage the step
+    // created (step_fresh): it updates nothing outside the step. That `h`
+    // is bound earlier in the step is checked by flow().
+    void aug_assignment(NodeId st) {
+      const NodeId target = t.child(st, GM_F(AugAssign, target));
+      const NodeKind op = op_of(t, st, GM_F(AugAssign, op));
+      const std::string_view id = name_id(t, target);
+      if (id.empty() || !assigned.count(id) || modules.count(id))
+        return decline("an augmented assignment to something the body did not bind", st);
+      if (op != NodeKind::Add && op != NodeKind::Sub && op != NodeKind::Mult)
+        return decline("an augmented assignment other than `+=`, `-=`, `*=`", st);
+      if (!step_fresh().count(id))
+        return decline(
+            "`" + std::string(ctx.text_of(st)) + "` may update a tensor the step did not create",
+            st);
+      pure(t.child(st, GM_F(AugAssign, value)));
     }
 
     // `acc.index_add_(0, selected, value)`
@@ -975,6 +1124,15 @@ class NonzeroRowLoop final : public lint::Rule {
                 if (b->count(n)) both.insert(n);
               defined = std::move(both);
             }
+            break;
+          }
+          case NodeKind::AugAssign: {
+            const NodeId target = t.child(st, GM_F(AugAssign, target));
+            if (all.count(name_id(t, target)) && !defined.count(name_id(t, target)))
+              decline("`" + std::string(name_id(t, target)) +
+                          "` may be updated before the step assigns it",
+                      st);
+            reads_defined(t.child(st, GM_F(AugAssign, value)), defined, all);
             break;
           }
           case NodeKind::Assign:

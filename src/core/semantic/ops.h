@@ -78,6 +78,7 @@ enum Flag : std::uint32_t {
   RangeArgs = 1u << 10,
   MethodSizeArgs = 1u << 11,
   Draw = 1u << 12,
+  View = 1u << 13,
 };
 
 enum class Evidence : std::uint8_t { None, Method, Reduction };
@@ -112,6 +113,11 @@ struct OpInfo {
   // Pure and total: safe to evaluate unconditionally (predication).
   bool predicable() const { return has(Pure) && has(Total); }
 };
+
+// Whether a call of the method `name` may return storage it was given: a
+// View row, an in-place method (`x.add_(y)` returns `x`), or a name the
+// table does not know. False means the result is fresh storage.
+bool method_may_alias(std::string_view name);
 
 // The row of `name` (a tensor method / attribute name, or a torch function
 // name without its module: "sigmoid", "jit.is_tracing"), or nullptr.

@@ -67,6 +67,12 @@ const OpInfo* lookup(std::string_view name) {
   return it == m.end() ? nullptr : it->second;
 }
 
+bool method_may_alias(std::string_view name) {
+  if (name.ends_with('_')) return true;
+  const OpInfo* op = lookup(name);
+  return op == nullptr || op->has(View);
+}
+
 std::string_view torch_leaf(std::string_view s) {
   for (std::string_view p : {"torch.nn.functional.", "torch.special.", "torch.linalg.", "torch."})
     if (s.substr(0, p.size()) == p) {
