@@ -28,6 +28,30 @@ def load_file(path, prefix: str = "case"):
     return module
 
 
+def load_fixture_pair(fixtures, code: str, directory, unsafe: bool = False):
+    """The rule fixture ``fixtures/forms.py`` and graphmend's fix of it (rule
+    ``code`` only), each loaded from its own file under ``directory``; the
+    fix must be the committed snapshot (``forms.fixed.py``, or
+    ``forms.unsafe.fixed.py`` with ``unsafe``)."""
+    import pathlib
+    import uuid
+
+    import graphmend
+
+    fixtures, directory = pathlib.Path(fixtures), pathlib.Path(directory)
+    original_text = (fixtures / "forms.py").read_text()
+    result = graphmend.fix_source(original_text, unsafe=unsafe, select=[code])
+    assert result.status == "fixed"
+    snapshot = "forms.unsafe.fixed.py" if unsafe else "forms.fixed.py"
+    assert result.source == (fixtures / snapshot).read_text()
+    modules = []
+    for tag, text in (("original", original_text), ("mended", result.source)):
+        path = directory / f"{tag}_{uuid.uuid4().hex}.py"
+        path.write_text(text)
+        modules.append(load_file(path, f"{code.lower()}_case"))
+    return modules
+
+
 def same_tensors(a, b) -> bool:
     """Bitwise equality of tensors or (nested) tuples of them, dtype and shape included."""
     import torch

@@ -14,14 +14,13 @@ tensor).
 from __future__ import annotations
 
 import pathlib
-import uuid
 
 import pytest
 
 torch = pytest.importorskip("torch")
 graphmend = pytest.importorskip("graphmend")
 
-from _torch_cases import breaks as _breaks, compiled as _compiled, load_file, same_tensors  # noqa: E402
+from _torch_cases import breaks as _breaks, compiled as _compiled, load_fixture_pair, same_tensors  # noqa: E402
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "rules" / "GM401"
 DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
@@ -31,16 +30,7 @@ CASES = {"Normalize": True, "Center": True, "Closure": True, "Inline": False, "c
 
 @pytest.fixture(scope="module")
 def modules(tmp_path_factory):
-    original_text = (FIXTURES / "forms.py").read_text()
-    result = graphmend.fix_source(original_text, select=["GM401"])
-    assert result.status == "fixed"
-    assert result.source == (FIXTURES / "forms.fixed.py").read_text()
-    out = []
-    for tag, text in (("original", original_text), ("mended", result.source)):
-        path = tmp_path_factory.mktemp("gm401") / f"{tag}_{uuid.uuid4().hex}.py"
-        path.write_text(text)
-        out.append(load_file(path, "gm401_case"))
-    return out
+    return load_fixture_pair(FIXTURES, "GM401", tmp_path_factory.mktemp("gm401"))
 
 
 def _callable(module, name):

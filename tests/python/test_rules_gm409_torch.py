@@ -17,14 +17,13 @@ hook sees the same calls).
 from __future__ import annotations
 
 import pathlib
-import uuid
 
 import pytest
 
 torch = pytest.importorskip("torch")
 graphmend = pytest.importorskip("graphmend")
 
-from _torch_cases import breaks as _breaks, compiled as _compiled, load_file  # noqa: E402
+from _torch_cases import breaks as _breaks, compiled as _compiled, load_fixture_pair  # noqa: E402
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "rules" / "GM409"
 
@@ -43,16 +42,7 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def modules(tmp_path_factory):
-    original_text = (FIXTURES / "forms.py").read_text()
-    result = graphmend.fix_source(original_text, unsafe=True, select=["GM409"])
-    assert result.status == "fixed"
-    assert result.source == (FIXTURES / "forms.unsafe.fixed.py").read_text()
-    out = []
-    for tag, text in (("original", original_text), ("mended", result.source)):
-        path = tmp_path_factory.mktemp("gm409") / f"{tag}_{uuid.uuid4().hex}.py"
-        path.write_text(text)
-        out.append(load_file(path, "gm409_case"))
-    return out
+    return load_fixture_pair(FIXTURES, "GM409", tmp_path_factory.mktemp("gm409"), unsafe=True)
 
 
 @pytest.fixture

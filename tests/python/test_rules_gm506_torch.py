@@ -14,7 +14,6 @@ does (where the store happens, as in the original).
 from __future__ import annotations
 
 import pathlib
-import uuid
 
 import pytest
 
@@ -22,22 +21,13 @@ torch = pytest.importorskip("torch")
 graphmend = pytest.importorskip("graphmend")
 
 import graphmend.runtime as _graphmend_rt  # noqa: E402
-from _torch_cases import breaks as _breaks, compiled as _compiled, load_file  # noqa: E402
+from _torch_cases import breaks as _breaks, compiled as _compiled, load_fixture_pair  # noqa: E402
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "rules" / "GM506"
 
 
 def _pair(tmp_path):
-    original_text = (FIXTURES / "forms.py").read_text()
-    result = graphmend.fix_source(original_text, select=["GM506"])
-    assert result.status == "fixed"
-    assert result.source == (FIXTURES / "forms.fixed.py").read_text()
-    modules = []
-    for tag, text in (("original", original_text), ("mended", result.source)):
-        path = tmp_path / f"{tag}_{uuid.uuid4().hex}.py"
-        path.write_text(text)
-        modules.append(load_file(path, "gm506_case"))
-    return modules
+    return load_fixture_pair(FIXTURES, "GM506", tmp_path)
 
 
 def _state(model):
