@@ -13,9 +13,8 @@ void for_each_region_call(const lint::RuleContext& ctx, const std::function<void
   const sema::Model* model = ctx.model();
   if (model == nullptr) return;
   const auto& tree = ctx.tree();
-  ast::preorder(tree, tree.root(), [&](NodeId n) {
-    if (tree.kind(n) == NodeKind::Call && model->is_in_region(n)) f(n);
-  });
+  for (NodeId n : model->region_nodes())
+    if (tree.kind(n) == NodeKind::Call) f(n);
 }
 
 std::string runtime_alias_clash(const sema::Model& model) {

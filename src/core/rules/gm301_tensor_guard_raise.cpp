@@ -227,22 +227,17 @@ class TensorGuardRaise final : public lint::Rule {
     if (model == nullptr) return;
     const auto& tree = ctx.tree();
     std::vector<NodeId> guards;
-    walk(tree, tree.root(), [&](NodeId n) {
-      if (tree.kind(n) != NodeKind::If || !model->is_in_region(n)) return;
+    for (NodeId n : model->region_nodes()) {
+      if (tree.kind(n) != NodeKind::If) continue;
       const auto body = tree.children(n, GM_F(If, body));
-      if (body.empty() || tree.kind(body.back()) != NodeKind::Raise) return;
-      if (!gm3::tensor_evidence(*model, tree.child(n, GM_F(If, test)))) return;
+      if (body.empty() || tree.kind(body.back()) != NodeKind::Raise) continue;
+      if (!gm3::tensor_evidence(*model, tree.child(n, GM_F(If, test)))) continue;
       guards.push_back(n);
-    });
+    }
     for (NodeId g : guards) report(ctx, sink, g);
   }
 
  private:
-  template <typename F>
-  static void walk(const ast::Tree& tree, NodeId n, const F& f) {
-    ast::preorder(tree, n, [&](NodeId c) { f(c); });
-  }
-
   static void report(const lint::RuleContext& ctx, lint::DiagnosticSink& sink, NodeId guard) {
     const auto& tree = ctx.tree();
     const sema::Model& m = *ctx.model();

@@ -119,20 +119,15 @@ class TensorAssert final : public lint::Rule {
     if (model == nullptr) return;
     const auto& tree = ctx.tree();
     std::vector<NodeId> asserts;
-    walk(tree, tree.root(), [&](NodeId n) {
-      if (tree.kind(n) != NodeKind::Assert || !model->is_in_region(n)) return;
-      if (!gm3::tensor_evidence(*model, tree.child(n, GM_F(Assert, test)))) return;
+    for (NodeId n : model->region_nodes()) {
+      if (tree.kind(n) != NodeKind::Assert) continue;
+      if (!gm3::tensor_evidence(*model, tree.child(n, GM_F(Assert, test)))) continue;
       asserts.push_back(n);
-    });
+    }
     for (NodeId a : asserts) report(ctx, sink, a);
   }
 
  private:
-  template <typename F>
-  static void walk(const ast::Tree& tree, NodeId n, const F& f) {
-    ast::preorder(tree, n, [&](NodeId c) { f(c); });
-  }
-
   static void report(const lint::RuleContext& ctx, lint::DiagnosticSink& sink, NodeId stmt) {
     const auto& tree = ctx.tree();
     const NodeId test = tree.child(stmt, GM_F(Assert, test));

@@ -38,10 +38,7 @@ template <typename F>
 void for_each_in_region(const lint::RuleContext& ctx, const F& f) {
   const sema::Model* m = ctx.model();
   if (!m) return;
-  const ast::Tree& tree = ctx.tree();
-  walk(tree, tree.root(), [&](NodeId n) {
-    if (m->is_in_region(n)) f(n);
-  });
+  for (NodeId n : m->region_nodes()) f(n);
 }
 
 // The identifier of a Name node; "" for any other node.

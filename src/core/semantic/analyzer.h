@@ -16,6 +16,7 @@ class Analyzer {
   // compiled regions; extra_roots: AnalyzeOptions::extra_roots
   static void build_regions(Model& m, std::span<const std::string> extra_roots);
   static void add_library_regions(Model& m);  // AnalyzeOptions::all_functions
+  static void index_region_nodes(Model& m);   // Model::region_nodes
   static void build_facts(Model& m);    // tensor facts (fixpoint)
   // package.cpp: the package analysis' view of one model
   static ModuleSummary summarize(const Model& m, std::string module, bool is_package);

@@ -226,6 +226,9 @@ class Model {
   // a region function itself is not "in" the region (decorators and defaults
   // run outside).
   bool is_in_region(NodeId node) const;
+  // Every node inside a compiled region, in source (pre)order: what the
+  // rules visit, listed once per file instead of walked once per rule.
+  std::span<const NodeId> region_nodes() const { return region_nodes_; }
   // In-file functions a call may invoke (resolved statically, may-call).
   std::vector<NodeId> callees(NodeId call) const;
 
@@ -344,6 +347,7 @@ class Model {
   std::vector<std::uint32_t> name_binding_; // by node: binding of a Store/Del Name / def
   std::vector<std::uint8_t> slot_;          // by node: field index in parent
   std::vector<NodeId> postorder_;
+  std::vector<NodeId> region_nodes_;
   std::vector<ClassInfo> classes_;
   std::unordered_map<std::uint32_t, std::uint32_t> class_index_;  // ClassDef → id
   std::vector<AttrInfo> attrs_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "ast/visit.h"
 #include "semantic/analyzer.h"
 #include "semantic/tables.h"
 
@@ -581,6 +582,13 @@ void Analyzer::build_regions(Model& m, std::span<const std::string> extra_roots)
         refer(t.child(kw, GM_F(keyword, value)));
     }
   }
+}
+
+void Analyzer::index_region_nodes(Model& m) {
+  const Tree& t = *m.tree_;
+  ast::preorder(t, t.root(), [&](NodeId n) {
+    if (m.is_in_region(n)) m.region_nodes_.push_back(n);
+  });
 }
 
 void Analyzer::add_library_regions(Model& m) {
