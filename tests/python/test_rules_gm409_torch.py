@@ -37,6 +37,7 @@ CASES = {
     "RowExperts": ((), 4, 8, 2),
     "DictExperts": ((4, 8, 6), 4, 8, 1),
     "ScaledExperts": ((0.25,), 4, 8, 2),
+    "FusedExperts": ((4, 8, 6), 4, 8, 2),
 }
 
 

@@ -59,7 +59,8 @@ does. Proven statically:
 - then the body does nothing: it selects once with `torch.where(mask[i])`,
   assigns local names with pure, total torch operations (the op table) or
   methods of the class whose bodies are such, takes no effect but
-  `acc.index_add_(0, selected, value)` (and `h *= v`, `+=`, `-=` on a name
+  `acc.index_add_(0, selected, value)`, may run under `with torch.no_grad():`
+  (and `h *= v`, `+=`, `-=` on a name
   it bound to storage the step created: an operator's result, an op the op
   table does not list as a view), and skips with `continue`; names it
   assigns are not read after the loop nor across steps; a test that the
@@ -195,6 +196,8 @@ class NonzeroRowLoop final : public lint::Rule {
     NodeId list_value, indices;
     std::set<std::string, std::less<>> aliases;  // the mask and names bound from it
     bool nonnegative = false;  // proven: a row summing to 0 is all zero
+    // `one_hot(..., num_classes=E + k)`: "E", the first padding class.
+    std::string padding_from;
   };
 
   // The loop's shape: `for V in NZ(C)`, or `for V in R` with `R = NZ(C)`
@@ -460,6 +463,14 @@ class NonzeroRowLoop final : public lint::Rule {
       }
       const auto q = callee_name(m, v);
       const sema::ops::OpInfo* op = q ? sema::ops::lookup_qualified(*q) : nullptr;
+      if (op && op->name == "one_hot") {
+        // `num_classes=E + 1`: a padding class past the experts.
+        NodeId n = keyword(t, v, "num_classes");
+        if (const auto args = t.children(v, GM_F(Call, args)); !n && args.size() > 1) n = args[1];
+        if (n && t.kind(n) == NodeKind::BinOp && op_of(t, n, GM_F(BinOp, op)) == NodeKind::Add &&
+            int_literal(t, t.child(n, GM_F(BinOp, right))).value_or(0) > 0)
+          s.padding_from = std::string(ctx.text_of(t.child(n, GM_F(BinOp, left))));
+      }
       const auto range = op ? sema::ops::value_range(*op) : std::nullopt;
       // Within [0, 1]: the casts above keep such values non-negative (a
       // cast of a larger one to a narrower integer type could wrap).
@@ -592,6 +603,7 @@ class NonzeroRowLoop final : public lint::Rule {
     std::set<std::string, std::less<>> selected, assigned;
     std::set<std::string, std::less<>> modules;  // names bound to `self.<attr>[...]`
     bool selection_seen = false;
+    bool padding_skipped = false;  // `if i == E: continue` seen (skips_padding)
     int depth = 0;
 
     void decline(std::string why, NodeId at) {
@@ -660,6 +672,46 @@ class NonzeroRowLoop final : public lint::Rule {
       return true;
     }
 
+    // `with torch.no_grad():` / `torch.enable_grad()` (no `as`): it only sets
+    // the grad mode, which Dynamo traces, for rows of any number.
+    bool grad_mode(NodeId with) const {
+      for (NodeId item : t.children(with, GM_F(With, items))) {
+        const NodeId e = t.child(item, GM_F(withitem, context_expr));
+        if (t.child(item, GM_F(withitem, optional_vars)) || t.kind(e) != NodeKind::Call ||
+            !t.children(e, GM_F(Call, args)).empty() ||
+            !t.children(e, GM_F(Call, keywords)).empty())
+          return false;
+        const auto q = callee_name(m, e);
+        if (!q || (*q != "torch.no_grad" && *q != "torch.enable_grad")) return false;
+      }
+      return true;
+    }
+
+    // `if i == E: continue` / `if i >= E: continue` at the top of the step,
+    // E the mask's first padding class (Mixtral's `num_classes=n + 1`).
+    bool skips_padding(NodeId st) const {
+      if (site.padding_from.empty() || !at_top(st)) return false;
+      const auto body = t.children(st, GM_F(If, body));
+      if (body.size() != 1 || t.kind(body[0]) != NodeKind::Continue ||
+          !t.children(st, GM_F(If, orelse)).empty())
+        return false;
+      const NodeId test = t.child(st, GM_F(If, test));
+      if (t.kind(test) != NodeKind::Compare || t.raw_list(test, GM_F(Compare, ops)).size() != 1)
+        return false;
+      const auto k = static_cast<NodeKind>(t.raw_list(test, GM_F(Compare, ops))[0].index);
+      return (k == NodeKind::Eq || k == NodeKind::GtE) &&
+             name_id(t, t.child(test, GM_F(Compare, left))) == var &&
+             ctx.text_of(t.children(test, GM_F(Compare, comparators))[0]) == site.padding_from;
+    }
+
+    // A statement of the step itself: in the loop body, or in grad-mode
+    // `with` blocks there (not under a branch).
+    bool at_top(NodeId st) const {
+      NodeId p = m.parent(st);
+      while (p && p != site.loop && t.kind(p) == NodeKind::With && grad_mode(p)) p = m.parent(p);
+      return p == site.loop;
+    }
+
     // `if X.numel() == 0: continue` (also `len(X) == 0`, `X.shape[0] == 0`,
     // `not X.numel()`) on a selected name.
     bool empty_guard(NodeId stmt) {
@@ -706,11 +758,12 @@ class NonzeroRowLoop final : public lint::Rule {
         case NodeKind::Pass: return;
         case NodeKind::If: {
           if (selection_seen && empty_guard(st)) {
-            if (m.parent(st) != site.loop) return decline("an emptiness test inside a branch", st);
+            if (!at_top(st)) return decline("an emptiness test inside a branch", st);
             empty_guards.push_back(st);
             return;
           }
           const NodeId test = t.child(st, GM_F(If, test));
+          if (skips_padding(st)) padding_skipped = true;
           walk(t, test, [&](NodeId n) {
             if (t.kind(n) == NodeKind::Call) decline("a call in an `if` test of the body", n);
             if (t.kind(n) == NodeKind::Name &&
@@ -721,6 +774,10 @@ class NonzeroRowLoop final : public lint::Rule {
           for (NodeId s2 : t.children(st, GM_F(If, orelse))) statement(s2);
           return;
         }
+        case NodeKind::With:
+          if (!grad_mode(st)) return decline("a `with` other than `torch.no_grad()`", st);
+          for (NodeId s2 : t.children(st, GM_F(With, body))) statement(s2);
+          return;
         case NodeKind::Assign: return assignment(st);
         case NodeKind::AugAssign: return aug_assignment(st);
         case NodeKind::Expr: return update(st);
@@ -761,7 +818,7 @@ class NonzeroRowLoop final : public lint::Rule {
           return decline("a one-argument `torch.where` other than `torch.where(" + site.mask + "[" +
                              var + "])`",
                          st);
-        if (selection_seen || m.parent(st) != site.loop)
+        if (selection_seen || !at_top(st))
           return decline("more than one selection, or a selection inside a branch", st);
         selection_seen = true;
         for (NodeId n : names) selected.emplace(name_id(t, n));
@@ -886,9 +943,15 @@ class NonzeroRowLoop final : public lint::Rule {
           const NodeId sl = t.child(e, GM_F(Subscript, slice));
           bool by_index = false;  // `w[i]`, `w[i, :]`, `self[f"e{i}"]`, `w[row[0]]`
           walk(t, sl, [&](NodeId x) { by_index |= name_id(t, x) == var; });
-          if (by_index && name_id(t, obj) != site.mask)
+          if (by_index && name_id(t, obj) != site.mask) {
+            if (!site.padding_from.empty() && !padding_skipped)
+              return decline("the mask has padding classes from `" + site.padding_from +
+                                 "` on that the loop does not skip before indexing `" +
+                                 std::string(ctx.text_of(obj)) + "` by them",
+                             e);
             unsafe("`" + std::string(ctx.text_of(obj)) +
                    "` has an entry for every index of the mask");
+          }
           pure(obj);
           return pure(sl);
         }
@@ -978,7 +1041,16 @@ class NonzeroRowLoop final : public lint::Rule {
       // `x.reshape(k, -1)` of zero elements raises (the -1 could be
       // anything); with the -1 first, the other sizes fix it to 0.
       if (op && op->has(sema::ops::MethodSizeArgs)) {
-        const auto sizes = t.children(e, GM_F(Call, args));
+        auto sizes = t.children(e, GM_F(Call, args));
+        // `x.view(shape)` with `shape = (-1, h, w)` bound once in the function
+        if (sizes.size() == 1 && t.kind(sizes[0]) == NodeKind::Name) {
+          const sema::Binding* b = m.resolve(sizes[0]);
+          if (b && b->kind == sema::BindingKind::Assign && b->value &&
+              m.bindings_of(b->scope, b->name).size() == 1 && t.kind(b->value) == NodeKind::Tuple)
+            sizes = t.children(b->value, GM_F(Tuple, elts));
+        } else if (sizes.size() == 1 && t.kind(sizes[0]) == NodeKind::Tuple) {
+          sizes = t.children(sizes[0], GM_F(Tuple, elts));
+        }
         if (sizes.empty() || int_literal(t, sizes[0]) != -1)
           return decline(
               "`." + std::string(meth) + "()` may not take zero rows (its first size is not -1)",
@@ -1124,6 +1196,13 @@ class NonzeroRowLoop final : public lint::Rule {
                 if (b->count(n)) both.insert(n);
               defined = std::move(both);
             }
+            break;
+          }
+          case NodeKind::With: {
+            const auto body = t.children(st, GM_F(With, body));
+            auto inner = flow(std::vector<NodeId>(body.begin(), body.end()), defined, all);
+            if (!inner) return std::nullopt;
+            defined = std::move(*inner);
             break;
           }
           case NodeKind::AugAssign: {
