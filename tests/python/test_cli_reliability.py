@@ -21,7 +21,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 
 import graphmend
 import pytest
@@ -269,18 +268,30 @@ def test_ctrl_c_says_which_files_were_changed(project, capsys, print_code, monke
         (project / n).write_text(SAMPLE)
     real_write = lint.write_atomically
     count = []
+    states = []
+
+    class Recorded(cli.RunState):
+        def __init__(self):
+            super().__init__()
+            states.append(self)
 
     def write_then_ctrl_c(path, data, **kw):
         real_write(path, data, **kw)
         count.append(path)
         if len(count) == 2:
             # Ctrl-C, handled by the main thread: send it there (a signal
-            # sent to the process may land on this worker thread), and give
-            # the main thread time to take it before this worker goes on, as
-            # a user's Ctrl-C arrives while the run is still busy.
-            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
-            time.sleep(0.3)
+            # sent to the process may land on this worker thread), and wait
+            # until the main thread has taken it (the run's stop flag) before
+            # this worker goes on, as a user's Ctrl-C arrives while the run is
+            # still busy. Python drops a KeyboardInterrupt raised while the
+            # main thread runs a finalizer (gc): as a user would, press again
+            # when nothing happened for a second.
+            for _ in range(5):
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+                if states[0].stop.wait(1.0):
+                    break
 
+    monkeypatch.setattr(cli, "RunState", Recorded)
     monkeypatch.setattr(lint, "write_atomically", write_then_ctrl_c)
     rc, out, err = run(capsys, "fix", "-j", "1", ".")
     assert rc == 130
