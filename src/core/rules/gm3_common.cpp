@@ -233,7 +233,13 @@ Condition analyze_condition(const lint::RuleContext& ctx, NodeId test) {
     }
   });
   if (!c.declined.empty()) return c;
+  if (const auto side = item_comparison(m, c.expr)) {
+    c.equal = Condition::Equal::Item;
+    c.item_side = *side;
+    return c;
+  }
   if (tree.kind(c.expr) == NodeKind::Compare) {
+    // A `.item()` compared with something item_comparison does not take.
     const NodeId sides[2] = {tree.child(c.expr, GM_F(Compare, left)),
                              tree.children(c.expr, GM_F(Compare, comparators))[0]};
     for (int side = 0; side < 2; ++side) {
@@ -241,14 +247,9 @@ Condition analyze_condition(const lint::RuleContext& ctx, NodeId test) {
       if (!is_rich_comparison(
               static_cast<NodeKind>(tree.raw_list(c.expr, GM_F(Compare, ops))[0].index)))
         break;
-      if (!plain_operand(tree, sides[1 - side])) {
-        c.declined = "`" + std::string(ctx.text_of(sides[1 - side])) +
-                     "` is compared with `.item()` and is not a plain name, constant or "
-                     "attribute (it would be evaluated before the `.item()`)";
-        return c;
-      }
-      c.equal = Condition::Equal::Item;
-      c.item_side = side;
+      c.declined = "`" + std::string(ctx.text_of(sides[1 - side])) +
+                   "` is compared with `.item()` and is not a plain name, constant or "
+                   "attribute (it would be evaluated before the `.item()`)";
       return c;
     }
   }
@@ -308,14 +309,20 @@ std::optional<int> item_comparison(const sema::Model& m, NodeId e) {
 }
 
 std::string compare_item_call(const lint::RuleContext& ctx, NodeId e, int side) {
-  const auto& tree = ctx.tree();
-  NodeId sides[2] = {tree.child(e, GM_F(Compare, left)),
-                     tree.children(e, GM_F(Compare, comparators))[0]};
-  sides[side] = tree.child(tree.child(sides[side], GM_F(Call, func)), GM_F(Attribute, value));
-  const auto op = static_cast<NodeKind>(tree.raw_list(e, GM_F(Compare, ops))[0].index);
-  return std::string(gm2::kRuntimeAlias) + ".compare_item(" + std::string(ctx.text_of(sides[0])) +
-         ", " + ctx.quote(comparison_text(op)) + ", " + std::string(ctx.text_of(sides[1])) +
-         (side == 1 ? ", item=1)" : ")");
+  // The call condition_pieces writes for a trap's condition, on one line.
+  Condition c;
+  c.expr = e;
+  c.equal = Condition::Equal::Item;
+  c.item_side = side;
+  std::string declined, out;
+  for (const Piece& p : condition_pieces(ctx, c, declined)) {
+    switch (p.kind) {
+      case Piece::Kind::Literal: out += p.text; break;
+      case Piece::Kind::Separator: out += ", "; break;
+      case Piece::Kind::Source: out += ctx.text().substr(p.begin, p.end - p.begin); break;
+    }
+  }
+  return out;
 }
 
 std::vector<Piece> condition_pieces(const lint::RuleContext& ctx, const Condition& c,

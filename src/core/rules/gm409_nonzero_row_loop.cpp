@@ -145,6 +145,15 @@ std::string_view method_name(const sema::Model& m, NodeId call) {
   return t.text(t.field(func, GM_F(Attribute, attr)));
 }
 
+// The name an attribute/subscript chain starts from: `self` for
+// `self.experts[i].w`; `e` itself when it is neither.
+NodeId chain_root(const ast::Tree& t, NodeId e) {
+  while (t.kind(e) == NodeKind::Subscript || t.kind(e) == NodeKind::Attribute)
+    e = t.kind(e) == NodeKind::Subscript ? t.child(e, GM_F(Subscript, value))
+                                         : t.child(e, GM_F(Attribute, value));
+  return e;
+}
+
 std::string_view torch_leaf_of(const sema::Model& m, NodeId call, std::string& holder) {
   const auto q = callee_name(m, call);
   if (!q) return {};
@@ -826,10 +835,7 @@ class NonzeroRowLoop final : public lint::Rule {
       }
       pure(value);
       // `layer = self.experts[i]`: a submodule the body may call.
-      NodeId root = value;
-      while (t.kind(root) == NodeKind::Subscript || t.kind(root) == NodeKind::Attribute)
-        root = t.kind(root) == NodeKind::Subscript ? t.child(root, GM_F(Subscript, value))
-                                                   : t.child(root, GM_F(Attribute, value));
+      const NodeId root = chain_root(t, value);
       if (names.size() == 1 && value != root && name_id(t, root) == "self")
         modules.emplace(name_id(t, names[0]));
       for (NodeId n : names) {
@@ -877,10 +883,7 @@ class NonzeroRowLoop final : public lint::Rule {
     bool value_may_alias(NodeId v, const std::set<std::string, std::less<>>& names) const {
       if (t.kind(v) != NodeKind::Call) return may_alias(m, v, names, 0);
       const NodeId func = t.child(v, GM_F(Call, func));
-      NodeId root = func;
-      while (t.kind(root) == NodeKind::Attribute || t.kind(root) == NodeKind::Subscript)
-        root = t.kind(root) == NodeKind::Attribute ? t.child(root, GM_F(Attribute, value))
-                                                   : t.child(root, GM_F(Subscript, value));
+      const NodeId root = chain_root(t, func);
       const std::string_view id = name_id(t, root);
       const bool submodule = root == func
                                  ? modules.count(id) != 0
