@@ -10,8 +10,9 @@ Models: transformers 5.18 (``.venv``) Mixtral, Qwen3-MoE and OLMoE built with
 Mixtral and Qwen2-MoE (their only experts code is the loop, over
 ``nonzero(as_tuple=True)[0].tolist()``). Arms: ``original``; ``switches``
 (``capture_scalar_outputs`` + ``capture_dynamic_output_shape_ops``);
-``unsafe`` (``graphmend.install(unsafe=True)``, GM409's fixes being unsafe);
-``unsafe+switches``. Each child compiles the model with a counting backend
+``safe`` (``graphmend.install()``: GM409's fixes whose runtime checks cover
+what the body needs), ``safe+switches``, ``unsafe``
+(``graphmend.install(unsafe=True)``), ``unsafe+switches``. Each child compiles the model with a counting backend
 and prints graphs, graph-break events (Dynamo's ``graph_break`` and
 ``unimplemented`` counters), skipped frames and whether the logits equal,
 bitwise, the original run eagerly (saved by the ``original`` arm's child on
@@ -30,7 +31,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common as C  # noqa: E402
 
-ARMS = ["original", "switches", "unsafe", "unsafe+switches"]
+ARMS = ["original", "switches", "safe", "safe+switches", "unsafe", "unsafe+switches"]
 
 # (venv, name, config class, config kwargs)
 MODELS = [
@@ -47,9 +48,9 @@ MODELS = [
 CHILD = r"""
 import json, sys, torch
 arm, config_name, kwargs, reference = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
-if arm.startswith("unsafe"):
+if arm.startswith(("safe", "unsafe")):
     import graphmend
-    graphmend.install(packages=["transformers"], unsafe=True)
+    graphmend.install(packages=["transformers"], unsafe=arm.startswith("unsafe"))
 import torch._dynamo.config as dc
 if arm.endswith("switches"):
     dc.capture_scalar_outputs = dc.capture_dynamic_output_shape_ops = True

@@ -976,7 +976,50 @@ def _hook_free(module) -> bool:
     return all(not m._forward_hooks and not m._forward_pre_hooks for m in module.modules())
 
 
-def _nonzero_rows(rows, length, module=None, item=False, row=False):
+# Activations that compute element by element and do nothing else: called on
+# zero rows they return zero rows.  Exact classes (a subclass may override
+# forward), matched by module and name so that transformers need not be
+# imported; XIELUActivation is left out (it may log from forward).
+_ELEMENTWISE_TORCH = frozenset({
+    "CELU", "ELU", "GELU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
+    "Identity", "LeakyReLU", "LogSigmoid", "Mish", "PReLU", "ReLU", "ReLU6", "SELU",
+    "SiLU", "Sigmoid", "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold",
+})
+_ELEMENTWISE_TRANSFORMERS = frozenset({
+    "AccurateGELUActivation", "ClippedGELUActivation", "FastGELUActivation", "GELUActivation",
+    "GELUTanh", "LaplaceActivation", "LinearActivation", "MishActivation",
+    "NewGELUActivation", "QuickGELUActivation", "ReLUSquaredActivation", "SiLUActivation",
+    "SqrtSoftplusActivation",
+})
+
+
+def _elementwise(fn) -> bool:
+    """``fn`` is one of the activations above, with no forward hook."""
+    cls = type(fn)
+    where = cls.__module__
+    if where.startswith("torch.nn.modules."):
+        known = cls.__name__ in _ELEMENTWISE_TORCH
+    elif where == "transformers.activations":
+        known = cls.__name__ in _ELEMENTWISE_TRANSFORMERS
+    else:
+        return False
+    return known and not fn._forward_hooks and not fn._forward_pre_hooks
+
+
+def _has_entries(container, count) -> bool:
+    """``container[i]`` exists for every ``0 <= i < count``."""
+    torch = _sys.modules["torch"]
+    if isinstance(container, torch.Tensor):
+        return (container.dim() >= 1 and type(container.shape[0]) is int
+                and container.shape[0] >= count)
+    nn = torch.nn
+    if isinstance(container, (nn.ModuleList, nn.ParameterList, nn.Sequential, list, tuple)):
+        return len(container) >= count
+    return False
+
+
+def _nonzero_rows(rows, length, module=None, item=False, row=False, entries=(), guarded=(),
+                  elementwise=()):
     """The indices where a 1-d ``hit`` of ``length`` elements is true, in
     ascending order, as the original loop had them: for ``rows =
     hit.nonzero()`` what ``for row in rows: i = row[0]`` visits (``i =
@@ -993,8 +1036,14 @@ def _nonzero_rows(rows, length, module=None, item=False, row=False):
     integer tensor behave alike; the loop then has the same effects in a
     number of steps Dynamo knows; with ``row``, each index as ``[i]``, which
     indexes a tensor as the one-element row does (``mask[[i]]`` keeps the
-    leading dimension of size 1) and gives the int as ``[i][0]``.  Otherwise
-    (and always eagerly) exactly the original values.
+    leading dimension of size 1) and gives the int as ``[i][0]``.  Only when,
+    too, every container in ``entries`` has an entry for each index, each
+    ``(container, bound)`` of ``guarded`` one for each index below ``bound``
+    (the body indexes it only under ``i < bound``), and each of
+    ``elementwise`` (submodules the body calls on the selected rows, so on
+    zero rows for an index ``hit`` leaves out) is an elementwise activation
+    without hooks.  Otherwise (and always eagerly) exactly the original
+    values.
     """
     torch = _sys.modules["torch"]
     one_column = rows.dim() == 2 and rows.shape[1] == 1
@@ -1005,12 +1054,20 @@ def _nonzero_rows(rows, length, module=None, item=False, row=False):
         and (one_column or rows.dim() == 1)
         and type(length) is int
         and (module is None or _hook_free(module))
+        and all(_has_entries(c, length) for c in entries)
+        and all(type(b) is int and _has_entries(c, min(length, b)) for c, b in guarded)
+        and all(_elementwise(f) for f in elementwise)
     ):
         return [[i] for i in range(length)] if row else range(length)
     if row:
         return rows
     if rows.dim() == 1:
         return rows.tolist()
+    if _compiling():
+        # A check failed: the loop Dynamo meets is the original's, over a
+        # tensor's rows (map objects it cannot iterate at all).
+        column = rows[:, 0]
+        return column.tolist() if item else column
     # map: no Python frame of ours runs per row, so eagerly and in a frame
     # Dynamo skips nothing of this module is compiled (as for the original).
     return map(torch.Tensor.item if item else _operator.itemgetter(0), rows)

@@ -38,6 +38,8 @@ CASES = {
     "DictExperts": ((4, 8, 6), 4, 8, 1),
     "ScaledExperts": ((0.25,), 4, 8, 2),
     "FusedExperts": ((4, 8, 6), 4, 8, 2),
+    "GuardedExperts": ((4, 8), 6, 8, 2),
+    "ColumnExperts": ((4, 8), 4, 8, 2),
 }
 
 
@@ -162,6 +164,63 @@ def test_a_forward_hook_keeps_the_original_loop(modules, switches):
     assert torch.equal(outputs["original"], outputs["mended"])
     # The hook ran once per expert some token chose, with its rows: no call on zero rows.
     assert seen["mended"] == seen["original"] and 0 not in seen["mended"]
+
+
+class _PlainSiLU(torch.nn.Module):
+    """Computes as nn.SiLU, but is not a class the runtime knows."""
+
+    def forward(self, x):
+        return torch.nn.functional.silu(x)
+
+
+def _counts(model, args):
+    fn, cnt = _compiled(model, "count")
+    out = fn(*args)
+    return out, (len(cnt.graphs), _breaks())
+
+
+@pytest.mark.parametrize("change", ["activation", "short_weights"])
+def test_what_the_runtime_cannot_check_keeps_the_original_loop(modules, switches, change):
+    """The safe fix holds because nonzero_rows checks, while compiling, what
+    the body needs for an index no token chose: an activation it does not
+    know (it might have effects, or fail on zero rows) and weights without an
+    entry for every index (unrolled, `w[i]` would raise while compiling) make
+    it loop as the original: the same graphs and breaks, the same values."""
+    original, mended = modules
+    switches.capture_scalar_outputs = switches.capture_dynamic_output_shape_ops = True
+    args = _inputs("GatedExperts", 0)  # routes to experts 0 and 1 only
+    results = []
+    for module in (original, mended):
+        model = _model(module, "GatedExperts")
+        if change == "activation":
+            model.act_fn = _PlainSiLU()
+        else:
+            model.down_proj = torch.nn.Parameter(model.down_proj.detach()[:2].clone())
+        want = model(*args)
+        got, counts = _counts(model, args)
+        assert torch.equal(got, want)
+        results.append(counts)
+    assert results[1] == results[0], results
+
+
+def test_entry_and_activation_checks():
+    import graphmend.runtime as rt
+
+    nn = torch.nn
+    assert rt._has_entries(torch.zeros(4, 2), 4) and not rt._has_entries(torch.zeros(3, 2), 4)
+    assert not rt._has_entries(torch.tensor(1.0), 1)
+    assert rt._has_entries(nn.ModuleList([nn.Identity()] * 2), 2)
+    assert not rt._has_entries(nn.ModuleDict({"0": nn.Identity()}), 1)  # keys, not indices
+    assert not rt._has_entries(None, 1)
+    for known in (nn.SiLU(), nn.GELU(), nn.Identity(), nn.ReLU()):
+        assert rt._elementwise(known)
+    hooked = nn.SiLU()
+    hooked.register_forward_hook(lambda *a: None)
+    for unknown in (_PlainSiLU(), nn.Dropout(), nn.Linear(2, 2), torch.nn.functional.silu, hooked):
+        assert not rt._elementwise(unknown)
+    activations = pytest.importorskip("transformers.activations")
+    assert rt._elementwise(activations.ACT2FN["silu"])
+    assert rt._elementwise(activations.ACT2FN["gelu"])
 
 
 def test_eagerly_the_same_values_as_the_original(modules):

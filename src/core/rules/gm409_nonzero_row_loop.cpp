@@ -1,12 +1,14 @@
 // GM409: `for i in mask.sum(dims).gt(0).nonzero():` — a loop over the rows a
 // mask selects (the experts some token chose), each step selecting with
 // `torch.where(mask[i])`.
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "rules/gm1_common.h"
 #include "rules/gm2_common.h"
 #include "rules/gm4_gm5_common.h"
 #include "rules/rules.h"
@@ -69,14 +71,27 @@ does. Proven statically:
   alike: as a subscript, in an `if` test's comparison, as an f-string field,
   in `int()`; a row kept as such only as `mask[row]` and `row[0]`.
 
-**Safe** when the body indexes nothing but the mask with it and calls no
-submodule. **Unsafe** (`--unsafe-fixes`) otherwise, for what the source
-cannot show: a submodule called on zero rows must compute row by row
-without effects (an expert, an activation), every index of the mask must
-name an expert whose weights `self.w[i]` exist (as the original needs for any
-input routed there), and a mask that comes from outside the function (a
-parameter: the router's one-hot choice) must be non-negative. The runtime
-checks that no forward hook is installed.
+**Safe** when what the body needs for an index the mask leaves out is
+either proven or checked by the runtime while compiling (it loops as the
+original when a check fails: the same graphs and breaks):
+- a `self` attribute indexed by the index (`self.w[i]`, `self.w[i, :]`,
+  `self.experts[i]`) is passed as `entries=`: a tensor with at least as many
+  rows as the mask, a `ModuleList`/list that long. Indexed only where a
+  branch proves `i < B` (the `else` of `if i >= B or ...:`, after Mixtral's
+  `if i == E: continue` for one padding class), it is passed with B as
+  `guarded=` and needs B entries;
+- a submodule `self.act(...)` called on the selected rows is passed as
+  `elementwise=`: an activation the runtime knows computes element by
+  element with no effects (torch.nn's ReLU, GELU, SiLU, Tanh, Identity, ...;
+  transformers' ACT2FN classes but xIELU), without hooks; a method of the
+  class whose body is pure is proven statically.
+
+**Unsafe** (`--unsafe-fixes`) for what neither can show: a submodule that is
+not an attribute activation (an expert `layer = self.experts[i]`,
+`self[f"expert_{i}"]`) called on zero rows must compute row by row without
+effects, an index used as a string key must name an entry, and a mask that
+comes from outside the function (a parameter: the router's one-hot choice)
+must be non-negative. The runtime checks that no forward hook is installed.
 
 ## When it declines
 The row is used otherwise than as `mask[row]` or `row[0]` (as a tensor
@@ -207,6 +222,7 @@ class NonzeroRowLoop final : public lint::Rule {
     bool nonnegative = false;  // proven: a row summing to 0 is all zero
     // `one_hot(..., num_classes=E + k)`: "E", the first padding class.
     std::string padding_from;
+    long padding_classes = 0;  // k
   };
 
   // The loop's shape: `for V in NZ(C)`, or `for V in R` with `R = NZ(C)`
@@ -477,8 +493,10 @@ class NonzeroRowLoop final : public lint::Rule {
         NodeId n = keyword(t, v, "num_classes");
         if (const auto args = t.children(v, GM_F(Call, args)); !n && args.size() > 1) n = args[1];
         if (n && t.kind(n) == NodeKind::BinOp && op_of(t, n, GM_F(BinOp, op)) == NodeKind::Add &&
-            int_literal(t, t.child(n, GM_F(BinOp, right))).value_or(0) > 0)
+            int_literal(t, t.child(n, GM_F(BinOp, right))).value_or(0) > 0) {
           s.padding_from = std::string(ctx.text_of(t.child(n, GM_F(BinOp, left))));
+          s.padding_classes = *int_literal(t, t.child(n, GM_F(BinOp, right)));
+        }
       }
       const auto range = op ? sema::ops::value_range(*op) : std::nullopt;
       // Within [0, 1]: the casts above keep such values non-negative (a
@@ -576,21 +594,73 @@ class NonzeroRowLoop final : public lint::Rule {
     const NodeId target = t.child(s.loop, GM_F(For, target));
     std::vector<edits::Edit> es;
     const std::string rows = s.list_value ? std::string(ctx.text_of(s.indices)) : s.rows;
-    std::string call = std::string(gm2::kRuntimeAlias) + ".nonzero_rows(" + rows + ", " + s.mask +
-                       ".shape[0]" + (b.proof.calls_submodule ? ", self" : "") +
-                       (b.item ? ", item=True" : "") + (b.row_mode ? ", row=True" : "") + ")";
+    std::vector<gm1::Doc> args{gm1::Doc::atom(rows), gm1::Doc::atom(s.mask + ".shape[0]")};
+    if (b.proof.calls_submodule) args.push_back(gm1::Doc::atom("self"));
+    if (b.item) args.push_back(gm1::Doc::atom("item=True"));
+    if (b.row_mode) args.push_back(gm1::Doc::atom("row=True"));
+    const auto tuple = [](std::string_view key, const std::vector<std::string>& items) {
+      std::string out = std::string(key) + "=(";
+      for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+      return gm1::Doc::atom(out + (items.size() == 1 ? ",)" : ")"));
+    };
+    if (!b.entries.empty()) args.push_back(tuple("entries", b.entries));
+    if (!b.guarded.empty()) {
+      std::vector<std::string> pairs;
+      for (const auto& [w, bound] : b.guarded) pairs.push_back("(" + w + ", " + bound + ")");
+      args.push_back(tuple("guarded", pairs));
+    }
+    if (!b.elementwise.empty()) args.push_back(tuple("elementwise", b.elementwise));
     const NodeId at = s.list_value ? s.list_value : t.child(s.loop, GM_F(For, iter));
-    es.push_back(edits::Edit::replace(t.at(at).begin, t.at(at).end, std::move(call)));
+    // Laid out as the file wraps: the text around `at` on its lines counts
+    // towards the limit and stays as it is.
+    const std::string_view text = ctx.text();
+    const std::uint32_t first = t.at(at).begin, last = t.at(at).end;
+    const std::size_t line_begin = edits::line_start(text, first);
+    const std::string_view indent = edits::line_indentation(text, first);
+    const std::string_view lead =
+        text.substr(line_begin + indent.size(), first - line_begin - indent.size());
+    const std::string_view trail = text.substr(last, edits::line_end(text, last) - last);
+    const gm1::Wrap wrap = gm1::wrap_of(ctx, s.list_value ? s.rows_stmt : s.loop);
+    const auto lines = gm1::layout(
+        wrap, "", lead,
+        gm1::Doc::call_of(std::string(gm2::kRuntimeAlias) + ".nonzero_rows(", std::move(args)),
+        trail);
+    std::string call;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      std::string_view l = lines[i];
+      if (i == 0) l.remove_prefix(lead.size());
+      if (i + 1 == lines.size()) l.remove_suffix(trail.size());
+      if (i) {
+        std::size_t n = 0;
+        while (n < l.size() && l[n] == ' ') ++n;
+        call += ctx.style().newline_str();
+        call += indent;
+        for (std::size_t k = 0; k < n / 4; ++k) call += ctx.style().indent_unit;
+        call.append(n % 4, ' ');
+        l.remove_prefix(n);
+      }
+      call += l;
+    }
+    es.push_back(edits::Edit::replace(first, last, std::move(call)));
     if (b.var != name_id(t, target))
       es.push_back(edits::Edit::replace(t.at(target).begin, t.at(target).end, b.var));
     if (b.conversion) es.push_back(ctx.delete_statement(b.conversion));
     for (NodeId g : b.empty_guards) es.push_back(ctx.delete_statement(g));
     const bool unsafe = !b.proof.unsafe_why.empty();
+    std::string checks;
+    if (!b.entries.empty() || !b.guarded.empty())
+      checks += "that what it indexes by the index has an entry for each";
+    if (!b.elementwise.empty())
+      checks += std::string(checks.empty() ? "" : " and ") +
+                "that the submodules it calls are elementwise activations";
     gm2::attach_fix(ctx, d,
                     unsafe ? "Loop over every index of the mask while compiling (assumes " +
                                  b.proof.unsafe_why + ")"
-                           : "Loop over every index of the mask while compiling "
-                             "(`_graphmend_rt.nonzero_rows`)",
+                    : checks.empty() ? "Loop over every index of the mask while compiling "
+                                       "(`_graphmend_rt.nonzero_rows`)"
+                                     : "Loop over every index of the mask while compiling "
+                                       "(`_graphmend_rt.nonzero_rows`, which first checks " +
+                                           checks + ", else loops as before)",
                     std::move(es), unsafe);
   }
 
@@ -614,6 +684,15 @@ class NonzeroRowLoop final : public lint::Rule {
     bool selection_seen = false;
     bool padding_skipped = false;  // `if i == E: continue` seen (skips_padding)
     int depth = 0;
+    // What the runtime checks before it unrolls (else it loops as before):
+    // `self.w` indexed by the index has an entry for every index (`entries`),
+    // or for every index below B when a branch proves `i < B` (`guarded`:
+    // text, B); `self.act` called on the rows is an elementwise activation
+    // (`elementwise`).
+    std::vector<std::string> entries;
+    std::vector<std::pair<std::string, std::string>> guarded;
+    std::vector<std::string> elementwise;
+    std::vector<std::string> bounds;  // the bounds the enclosing branches prove, innermost last
 
     void decline(std::string why, NodeId at) {
       if (proof.declined.empty())
@@ -698,7 +777,7 @@ class NonzeroRowLoop final : public lint::Rule {
 
     // `if i == E: continue` / `if i >= E: continue` at the top of the step,
     // E the mask's first padding class (Mixtral's `num_classes=n + 1`).
-    bool skips_padding(NodeId st) const {
+    bool skips_padding(NodeId st, bool& below) const {
       if (site.padding_from.empty() || !at_top(st)) return false;
       const auto body = t.children(st, GM_F(If, body));
       if (body.size() != 1 || t.kind(body[0]) != NodeKind::Continue ||
@@ -708,9 +787,17 @@ class NonzeroRowLoop final : public lint::Rule {
       if (t.kind(test) != NodeKind::Compare || t.raw_list(test, GM_F(Compare, ops)).size() != 1)
         return false;
       const auto k = static_cast<NodeKind>(t.raw_list(test, GM_F(Compare, ops))[0].index);
-      return (k == NodeKind::Eq || k == NodeKind::GtE) &&
-             name_id(t, t.child(test, GM_F(Compare, left))) == var &&
-             ctx.text_of(t.children(test, GM_F(Compare, comparators))[0]) == site.padding_from;
+      const bool skips =
+          (k == NodeKind::Eq || k == NodeKind::GtE) &&
+          name_id(t, t.child(test, GM_F(Compare, left))) == var &&
+          ctx.text_of(t.children(test, GM_F(Compare, comparators))[0]) == site.padding_from;
+      // Past it every index is below E: with `>=`, or with `==` when E is
+      // the one padding class.
+      const NodeId e = t.children(test, GM_F(Compare, comparators))[0];
+      if (skips && (k == NodeKind::GtE || site.padding_classes == 1) &&
+          (self_attribute(e) || int_literal(t, e).value_or(-1) >= 0))
+        below = true;
+      return skips;
     }
 
     // A statement of the step itself: in the loop body, or in grad-mode
@@ -759,6 +846,62 @@ class NonzeroRowLoop final : public lint::Rule {
       return of && selected.count(name_id(t, of)) != 0;
     }
 
+    // `self.a` / `self.a.b`: a value the runtime can read before the loop
+    // that stays the same through it (the body stores to local names only).
+    bool self_attribute(NodeId e) const {
+      if (t.kind(e) != NodeKind::Attribute) return false;
+      while (t.kind(e) == NodeKind::Attribute) e = t.child(e, GM_F(Attribute, value));
+      return name_id(t, e) == "self";
+    }
+
+    // The subscript indexes the first dimension by the index: `i`, `i, ...`
+    // (`row[0]` for the row kept as such).
+    bool indexes_first(NodeId sl) const {
+      if (t.kind(sl) == NodeKind::Tuple) {
+        const auto elts = t.children(sl, GM_F(Tuple, elts));
+        if (elts.empty()) return false;
+        sl = elts[0];
+      }
+      if (row_mode)
+        return t.kind(sl) == NodeKind::Subscript &&
+               name_id(t, t.child(sl, GM_F(Subscript, value))) == var &&
+               int_literal(t, t.child(sl, GM_F(Subscript, slice))) == 0;
+      return name_id(t, sl) == var;
+    }
+
+    // The bound B the branch proves for the index: in the body of
+    // `if i < B [and ...]:`, in the `else` of `if i >= B [or ...]:`; B an
+    // integer literal or a `self` attribute (read by the runtime). "" for none.
+    std::string bound_of(NodeId test, bool in_body) const {
+      std::vector<NodeId> terms{test};
+      if (t.kind(test) == NodeKind::BoolOp &&
+          op_of(t, test, GM_F(BoolOp, op)) == (in_body ? NodeKind::And : NodeKind::Or)) {
+        const auto values = t.children(test, GM_F(BoolOp, values));
+        terms.assign(values.begin(), values.end());
+      }
+      for (NodeId c : terms) {
+        if (t.kind(c) != NodeKind::Compare || t.raw_list(c, GM_F(Compare, ops)).size() != 1)
+          continue;
+        const auto k = static_cast<NodeKind>(t.raw_list(c, GM_F(Compare, ops))[0].index);
+        NodeId left = t.child(c, GM_F(Compare, left));
+        NodeId right = t.children(c, GM_F(Compare, comparators))[0];
+        NodeKind op = k;
+        if (name_id(t, right) == var) {  // `B > i` is `i < B`
+          std::swap(left, right);
+          op = k == NodeKind::Gt ? NodeKind::Lt : k == NodeKind::LtE ? NodeKind::GtE : NodeKind::Eq;
+        }
+        if (name_id(t, left) != var || (op != (in_body ? NodeKind::Lt : NodeKind::GtE))) continue;
+        if (self_attribute(right) || (int_literal(t, right) && *int_literal(t, right) >= 0))
+          return std::string(ctx.text_of(right));
+      }
+      return {};
+    }
+
+    template <class T>
+    static void add_once(std::vector<T>& v, T x) {
+      if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(std::move(x));
+    }
+
     void statement(NodeId st) {
       const ast::DepthGuard guard(depth);
       if (guard.exceeded()) return decline("the loop body is nested too deeply", st);
@@ -772,15 +915,24 @@ class NonzeroRowLoop final : public lint::Rule {
             return;
           }
           const NodeId test = t.child(st, GM_F(If, test));
-          if (skips_padding(st)) padding_skipped = true;
+          if (bool below = false; skips_padding(st, below)) {
+            padding_skipped = true;
+            // The rest of the step runs for indices below E only.
+            if (below) bounds.push_back(site.padding_from);
+          }
           walk(t, test, [&](NodeId n) {
             if (t.kind(n) == NodeKind::Call) decline("a call in an `if` test of the body", n);
             if (t.kind(n) == NodeKind::Name &&
                 (assigned.count(name_id(t, n)) || selected.count(name_id(t, n))))
               decline("an `if` test of the body reads tensor data", n);
           });
-          for (NodeId s2 : t.children(st, GM_F(If, body))) statement(s2);
-          for (NodeId s2 : t.children(st, GM_F(If, orelse))) statement(s2);
+          const auto branch = [&](int field, std::string bound) {
+            if (!bound.empty()) bounds.push_back(std::move(bound));
+            for (NodeId s2 : t.children(st, field)) statement(s2);
+            if (!bound.empty()) bounds.pop_back();
+          };
+          branch(GM_F(If, body), bound_of(test, true));
+          branch(GM_F(If, orelse), bound_of(test, false));
           return;
         }
         case NodeKind::With:
@@ -947,13 +1099,22 @@ class NonzeroRowLoop final : public lint::Rule {
           bool by_index = false;  // `w[i]`, `w[i, :]`, `self[f"e{i}"]`, `w[row[0]]`
           walk(t, sl, [&](NodeId x) { by_index |= name_id(t, x) == var; });
           if (by_index && name_id(t, obj) != site.mask) {
-            if (!site.padding_from.empty() && !padding_skipped)
+            if (!site.padding_from.empty() && !padding_skipped &&
+                (bounds.empty() || bounds.back() != site.padding_from))
               return decline("the mask has padding classes from `" + site.padding_from +
                                  "` on that the loop does not skip before indexing `" +
                                  std::string(ctx.text_of(obj)) + "` by them",
                              e);
-            unsafe("`" + std::string(ctx.text_of(obj)) +
-                   "` has an entry for every index of the mask");
+            if (self_attribute(obj) && indexes_first(sl)) {
+              std::string text(ctx.text_of(obj));
+              if (bounds.empty())
+                add_once(entries, std::move(text));
+              else
+                add_once(guarded, std::make_pair(std::move(text), bounds.back()));
+            } else {
+              unsafe("`" + std::string(ctx.text_of(obj)) +
+                     "` has an entry for every index of the mask");
+            }
           }
           pure(obj);
           return pure(sl);
@@ -1028,13 +1189,20 @@ class NonzeroRowLoop final : public lint::Rule {
         const auto targets = m.callees(e);
         if (targets.size() == 1 && pure_method(targets[0])) return;
         if (!targets.empty()) return decline("`self." + std::string(meth) + "` is not pure", e);
+        // Called on the rows of every index while compiling, on zero rows
+        // for those the mask leaves out: the runtime unrolls only when it
+        // is an elementwise activation (no effects, any number of rows).
         proof.calls_submodule = true;
-        return unsafe("`self." + std::string(meth) + "` computes row by row without effects");
+        return add_once(elementwise, std::string(ctx.text_of(func)));
       }
+      // `self.w[i].float()`: a method of a tensor the class holds.
       if (t.kind(recv) == NodeKind::Subscript &&
-          t.kind(t.child(recv, GM_F(Subscript, value))) == NodeKind::Attribute &&
-          name_id(t, t.child(t.child(recv, GM_F(Subscript, value)), GM_F(Attribute, value))) ==
-              "self") {
+          m.fact(t.child(recv, GM_F(Subscript, value))).kind == sema::TensorKind::Tensor) {
+        // the op table decides, below
+      } else if (t.kind(recv) == NodeKind::Subscript &&
+                 t.kind(t.child(recv, GM_F(Subscript, value))) == NodeKind::Attribute &&
+                 name_id(t, t.child(t.child(recv, GM_F(Subscript, value)),
+                                    GM_F(Attribute, value))) == "self") {
         pure(recv);
         proof.calls_submodule = true;
         return unsafe("`" + std::string(ctx.text_of(func)) +
