@@ -345,6 +345,10 @@ class Model {
   std::vector<std::uint32_t> node_scope_;   // by node
   std::vector<std::uint32_t> opened_scope_; // by node (kNone if none)
   std::vector<std::uint32_t> name_binding_; // by node: binding of a Store/Del Name / def
+  // by node: the binding a Load Name resolves to; kNone when no enclosing
+  // scope binds it, kBoundWithoutValue when its owner only declares it.
+  std::vector<std::uint32_t> load_binding_;
+  static constexpr std::uint32_t kBoundWithoutValue = 0xfffffffeu;
   std::vector<std::uint8_t> slot_;          // by node: field index in parent
   std::vector<NodeId> postorder_;
   std::vector<NodeId> region_nodes_;

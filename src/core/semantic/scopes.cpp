@@ -615,6 +615,23 @@ void Analyzer::build_scopes(Model& m) {
                        return m.bindings_[a].effective < m.bindings_[c].effective;
                      });
   }
+  // Every loaded name resolved once: the rules and the fact sweeps ask again
+  // and again, and each lookup walks the scope chain through hash tables.
+  m.load_binding_.assign(n, kNone);
+  for (NodeId id : m.postorder_) {
+    if (t.kind(id) != NodeKind::Name || m.name_binding_[id.index] != kNone ||
+        static_cast<NodeKind>(t.field(id, GM_F(Name, ctx)).a) != NodeKind::Load)
+      continue;
+    const ScopeId s = m.node_scope_[id.index];
+    if (s == kNone) continue;
+    const std::string_view name = m.name_text(id);
+    const ScopeId owner = m.lookup_scope(s, name, false);
+    if (owner == kNone) continue;
+    const Model::Symbol* sym = m.find_symbol(owner, name);
+    const Binding* b = sym ? m.pick_binding(*sym, t.at(id).begin, owner == s) : nullptr;
+    m.load_binding_[id.index] =
+        b ? static_cast<std::uint32_t>(b - m.bindings_.data()) : Model::kBoundWithoutValue;
+  }
   m.scope_owner_def_.assign(m.scopes_.size(), 0);
   for (ScopeId s = 0; s < m.scopes_.size(); ++s) {
     const Scope& sc = m.scopes_[s];
@@ -697,6 +714,10 @@ const Binding* Model::resolve(NodeId name) const {
   const NodeKind k = tree_->kind(name);
   if (name_binding_[name.index] != kNone) return &bindings_[name_binding_[name.index]];
   if (k != NodeKind::Name) return nullptr;
+  if (static_cast<NodeKind>(tree_->field(name, GM_F(Name, ctx)).a) == NodeKind::Load) {
+    const std::uint32_t b = load_binding_[name.index];
+    return b < kBoundWithoutValue ? &bindings_[b] : nullptr;
+  }
   const ScopeId s = node_scope_[name.index];
   if (s == kNone) return nullptr;
   const std::string_view id = name_text(name);
@@ -711,6 +732,7 @@ bool Model::is_builtin(NodeId name) const {
   if (!name || name.index >= parent_.size() || tree_->kind(name) != NodeKind::Name) return false;
   const ScopeId s = node_scope_[name.index];
   if (s == kNone) return false;
+  if (load_binding_[name.index] != kNone || name_binding_[name.index] != kNone) return false;
   const std::string_view id = name_text(name);
   return lookup_scope(s, id, false) == kNone && is_python_builtin(id);
 }
