@@ -55,10 +55,10 @@ std::size_t token_at_or_after(const LexResult& lexed, std::uint32_t offset) {
 
 }  // namespace
 
-Edit delete_statement(const FileView& file, NodeId stmt) {
+Edit delete_statement(const FileView& file, NodeId stmt, NodeId parent) {
   const auto& node = file.tree.at(stmt);
   const auto& toks = file.lexed.tokens;
-  const StatementSlot slot = find_statement_slot(file.tree, stmt);
+  const StatementSlot slot = find_statement_slot(file.tree, stmt, parent);
   if (slot.parent && slot.body.size() == 1 && file.tree.kind(slot.parent) != NodeKind::Module)
     return Edit::replace(node.begin, node.end, "pass");
 

@@ -49,7 +49,8 @@ std::optional<Edit> replace_statement(const FileView& file, ast::NodeId stmt,
 // and line break included. Beside others on a line: the statement and its
 // `;`. The only statement of a block: replaced by `pass` (the block stays
 // valid; a comment after it stays).
-Edit delete_statement(const FileView& file, ast::NodeId stmt);
+// `parent`: the statement's parent when known (find_statement_slot).
+Edit delete_statement(const FileView& file, ast::NodeId stmt, ast::NodeId parent = {});
 
 // `import module [as asname]` when name is empty, else
 // `from module import name [as asname]`.

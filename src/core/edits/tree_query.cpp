@@ -16,9 +16,9 @@ void for_each_child(const ast::Tree& tree, NodeId id, const std::function<void(N
   ast::for_each_child(tree, id, f);
 }
 
-StatementSlot find_statement_slot(const ast::Tree& tree, NodeId stmt) {
+StatementSlot find_statement_slot(const ast::Tree& tree, NodeId stmt, NodeId parent) {
   StatementSlot slot;
-  std::vector<NodeId> stack{tree.root()};
+  std::vector<NodeId> stack{parent ? parent : tree.root()};
   while (!stack.empty()) {
     NodeId n = stack.back();
     stack.pop_back();
@@ -35,7 +35,7 @@ StatementSlot find_statement_slot(const ast::Tree& tree, NodeId stmt) {
         }
       }
     }
-    for_each_child(tree, n, [&](NodeId c) { stack.push_back(c); });
+    if (!parent) for_each_child(tree, n, [&](NodeId c) { stack.push_back(c); });
   }
   return slot;
 }

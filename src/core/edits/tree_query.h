@@ -27,7 +27,9 @@ struct StatementSlot {
   std::span<const ast::NodeId> body;
   std::size_t index = 0;
 };
-StatementSlot find_statement_slot(const ast::Tree& tree, ast::NodeId stmt);
+// `parent`, when the caller knows it (the semantic model does), is the only
+// node searched; otherwise the whole tree is.
+StatementSlot find_statement_slot(const ast::Tree& tree, ast::NodeId stmt, ast::NodeId parent = {});
 
 // The innermost statement whose range contains `offset` (NodeId{} if none).
 ast::NodeId enclosing_statement(const ast::Tree& tree, std::uint32_t offset);

@@ -1,5 +1,7 @@
 #include "lint/rule.h"
 
+#include "semantic/model.h"
+
 namespace gm::lint {
 
 RuleContext::RuleContext(const Source& source, const ParseResult& parsed,
@@ -10,5 +12,9 @@ RuleContext::RuleContext(const Source& source, const ParseResult& parsed,
       model_(model),
       style_(edits::Stylist::detect(source.text(), parsed.lexed)),
       file_{source.text(), parsed.tree, parsed.lexed, style_} {}
+
+edits::Edit RuleContext::delete_statement(ast::NodeId stmt) const {
+  return edits::delete_statement(file_, stmt, model_ ? model_->parent(stmt) : ast::NodeId{});
+}
 
 }  // namespace gm::lint

@@ -59,9 +59,7 @@ class RuleContext {
                                                bool keep_comments = true) const {
     return edits::replace_statement(file_, stmt, lines, keep_comments);
   }
-  edits::Edit delete_statement(ast::NodeId stmt) const {
-    return edits::delete_statement(file_, stmt);
-  }
+  edits::Edit delete_statement(ast::NodeId stmt) const;
   std::optional<edits::Edit> insert_import(const edits::ImportSpec& spec,
                                            std::uint32_t before = 0xffffffffu) const {
     return edits::insert_import(file_, spec, before);

@@ -481,7 +481,7 @@ class DataDependentIf final : public lint::Rule {
     const auto orelse = tree.children(stmt, GM_F(If, orelse));
     if (!body.empty() && tree.kind(body.back()) == NodeKind::Raise) return;  // GM301's guards
     if (has_break(tree, body) || has_break(tree, orelse)) return;  // GM407
-    if (gm1::return_pair(tree, stmt)) return;  // GM103
+    if (gm1::return_pair(ctx, stmt)) return;  // GM103
     if (gm1::tail_pair(ctx, stmt)) return;     // GM104
     if (gm1::range_compare(ctx, test)) return;  // GM105
 

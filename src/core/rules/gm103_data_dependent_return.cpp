@@ -81,7 +81,7 @@ class DataDependentReturn final : public lint::Rule {
  private:
   void check_if(const lint::RuleContext& ctx, lint::DiagnosticSink& sink, NodeId stmt) const {
     const ast::Tree& tree = ctx.tree();
-    const auto pair = gm1::return_pair(tree, stmt);
+    const auto pair = gm1::return_pair(ctx, stmt);
     if (!pair) return;  // GM101 reports other shapes of `if`
     NodeId test = tree.child(stmt, GM_F(If, test));
     if (!gm1::tensor_evidence(ctx, test) || gm1::static_value(ctx, test)) return;

@@ -178,7 +178,8 @@ void for_each_region_if(const lint::RuleContext& ctx,
   }
 }
 
-std::optional<ReturnPair> return_pair(const ast::Tree& tree, NodeId if_stmt) {
+std::optional<ReturnPair> return_pair(const lint::RuleContext& ctx, NodeId if_stmt) {
+  const ast::Tree& tree = ctx.tree();
   auto single_return = [&](std::span<const NodeId> stmts) {
     return stmts.size() == 1 && tree.kind(stmts[0]) == NodeKind::Return ? stmts[0] : NodeId{};
   };
@@ -189,7 +190,8 @@ std::optional<ReturnPair> return_pair(const ast::Tree& tree, NodeId if_stmt) {
     const NodeId b = single_return(orelse);
     return b ? std::optional<ReturnPair>({a, b}) : std::nullopt;
   }
-  const edits::StatementSlot slot = edits::find_statement_slot(tree, if_stmt);
+  const edits::StatementSlot slot = edits::find_statement_slot(
+      tree, if_stmt, ctx.model() ? ctx.model()->parent(if_stmt) : NodeId{});
   if (slot.parent && slot.index + 1 < slot.body.size() &&
       tree.kind(slot.body[slot.index + 1]) == NodeKind::Return)
     return ReturnPair{a, slot.body[slot.index + 1]};

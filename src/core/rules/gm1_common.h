@@ -47,7 +47,7 @@ struct ReturnPair {
   NodeId if_return;    // `return a`
   NodeId else_return;  // `return b` (the else branch's or the next statement)
 };
-std::optional<ReturnPair> return_pair(const ast::Tree& tree, NodeId if_stmt);
+std::optional<ReturnPair> return_pair(const lint::RuleContext& ctx, NodeId if_stmt);
 
 // GM104's shape: `if c:` / `else:` (not an `elif` chain) whose two branches
 // end in the same statement but for some tensor values, e.g.
