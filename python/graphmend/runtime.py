@@ -1006,6 +1006,36 @@ def _elementwise(fn) -> bool:
     return known and not fn._forward_hooks and not fn._forward_pre_hooks
 
 
+# Layers that compute row by row with no effect: an expert made of them does
+# nothing on zero rows.  Dropout only when it is the identity (eval, or p == 0):
+# in training a draw on zero rows could still move a generator.
+_ROWWISE_TORCH = frozenset({"Linear", "LayerNorm", "RMSNorm", "Sequential"})
+
+
+def _known_layer(m) -> bool:
+    cls = type(m)
+    if cls.__module__.startswith("torch.nn.modules."):
+        if cls.__name__ == "Dropout":
+            return not m.training or m.p == 0
+        if cls.__name__ in _ROWWISE_TORCH:
+            return True
+    return _elementwise(m)
+
+
+def _experts_of(container, cls, count) -> bool:
+    """``container[i]`` is exactly a ``cls`` (whose forward GM409 proved pure
+    apart from its layers) for every ``0 <= i < count``, and every module
+    under one is a layer the runtime knows."""
+    for i in range(count):
+        expert = container[i]
+        if type(expert) is not cls:
+            return False
+        for m in expert.modules():
+            if m is not expert and not _known_layer(m):
+                return False
+    return True
+
+
 def _has_entries(container, count) -> bool:
     """``container[i]`` exists for every ``0 <= i < count``."""
     torch = _sys.modules["torch"]
@@ -1019,7 +1049,7 @@ def _has_entries(container, count) -> bool:
 
 
 def _nonzero_rows(rows, length, module=None, item=False, row=False, entries=(), guarded=(),
-                  elementwise=()):
+                  elementwise=(), experts=()):
     """The indices where a 1-d ``hit`` of ``length`` elements is true, in
     ascending order, as the original loop had them: for ``rows =
     hit.nonzero()`` what ``for row in rows: i = row[0]`` visits (``i =
@@ -1042,7 +1072,10 @@ def _nonzero_rows(rows, length, module=None, item=False, row=False, entries=(), 
     (the body indexes it only under ``i < bound``), and each of
     ``elementwise`` (submodules the body calls on the selected rows, so on
     zero rows for an index ``hit`` leaves out) is an elementwise activation
-    without hooks.  Otherwise (and always eagerly) exactly the original
+    without hooks; for each ``(container, cls)`` of ``experts`` (the body
+    calls ``container[i]``), every entry is exactly a ``cls``, whose forward
+    GM409 proved pure but for its layers, made of layers known to compute
+    row by row with no effect (``_known_layer``).  Otherwise (and always eagerly) exactly the original
     values.
     """
     torch = _sys.modules["torch"]
@@ -1057,17 +1090,17 @@ def _nonzero_rows(rows, length, module=None, item=False, row=False, entries=(), 
         and all(_has_entries(c, length) for c in entries)
         and all(type(b) is int and _has_entries(c, min(length, b)) for c, b in guarded)
         and all(_elementwise(f) for f in elementwise)
+        and all(_experts_of(c, cls, length) for c, cls in experts)
     ):
         return [[i] for i in range(length)] if row else range(length)
     if row:
         return rows
     if rows.dim() == 1:
         return rows.tolist()
-    if _compiling():
-        # A check failed: the loop Dynamo meets is the original's, over a
-        # tensor's rows (map objects it cannot iterate at all).
-        column = rows[:, 0]
-        return column.tolist() if item else column
+    if _compiling() and torch._dynamo.config.capture_dynamic_output_shape_ops and not item:
+        # A check failed with the switch on: the loop Dynamo meets is the
+        # original's, over a tensor's rows (a map object it cannot iterate).
+        return rows[:, 0]
     # map: no Python frame of ours runs per row, so eagerly and in a frame
     # Dynamo skips nothing of this module is compiled (as for the original).
     return map(torch.Tensor.item if item else _operator.itemgetter(0), rows)

@@ -2,6 +2,7 @@
 // mask selects (the experts some token chose), each step selecting with
 // `torch.where(mask[i])`.
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <span>
@@ -84,14 +85,21 @@ original when a check fails: the same graphs and breaks):
   `elementwise=`: an activation the runtime knows computes element by
   element with no effects (torch.nn's ReLU, GELU, SiLU, Tanh, Identity, ...;
   transformers' ACT2FN classes but xIELU), without hooks; a method of the
-  class whose body is pure is proven statically.
+  class whose body is pure is proven statically;
+- an expert `layer = self.experts[i]` called on the rows, when the call
+  resolves to the `forward` of one module-level class C of the file whose
+  body is pure but for calls of its own layers: passed as `experts=` with
+  C; the runtime checks that every entry is exactly a C and every module
+  under it a layer it knows to compute row by row with no effect (Linear,
+  LayerNorm, RMSNorm, Sequential, Dropout when it is the identity, the
+  activations above).
 
-**Unsafe** (`--unsafe-fixes`) for what neither can show: a submodule that is
-not an attribute activation (an expert `layer = self.experts[i]`,
-`self[f"expert_{i}"]`) called on zero rows must compute row by row without
-effects, an index used as a string key must name an entry, and a mask that
-comes from outside the function (a parameter: the router's one-hot choice)
-must be non-negative. The runtime checks that no forward hook is installed.
+**Unsafe** (`--unsafe-fixes`) for what neither can show: another submodule
+(`self[f"expert_{i}"]`, an expert whose forward is not proven) called on
+zero rows must compute row by row without effects, an index used as a
+string key must name an entry, and a mask that comes from outside the
+function (a parameter: the router's one-hot choice) must be non-negative.
+The runtime checks that no forward hook is installed.
 
 ## When it declines
 The row is used otherwise than as `mask[row]` or `row[0]` (as a tensor
@@ -610,6 +618,11 @@ class NonzeroRowLoop final : public lint::Rule {
       args.push_back(tuple("guarded", pairs));
     }
     if (!b.elementwise.empty()) args.push_back(tuple("elementwise", b.elementwise));
+    if (!b.experts.empty()) {
+      std::vector<std::string> pairs;
+      for (const auto& [c, cls] : b.experts) pairs.push_back("(" + c + ", " + cls + ")");
+      args.push_back(tuple("experts", pairs));
+    }
     const NodeId at = s.list_value ? s.list_value : t.child(s.loop, GM_F(For, iter));
     // Laid out as the file wraps: the text around `at` on its lines counts
     // towards the limit and stays as it is.
@@ -653,6 +666,9 @@ class NonzeroRowLoop final : public lint::Rule {
     if (!b.elementwise.empty())
       checks += std::string(checks.empty() ? "" : " and ") +
                 "that the submodules it calls are elementwise activations";
+    if (!b.experts.empty())
+      checks += std::string(checks.empty() ? "" : " and ") +
+                "that its experts are of the class proven and made of layers it knows";
     gm2::attach_fix(ctx, d,
                     unsafe ? "Loop over every index of the mask while compiling (assumes " +
                                  b.proof.unsafe_why + ")"
@@ -681,6 +697,12 @@ class NonzeroRowLoop final : public lint::Rule {
     std::vector<NodeId> empty_guards;
     std::set<std::string, std::less<>> selected, assigned;
     std::set<std::string, std::less<>> modules;  // names bound to `self.<attr>[...]`
+    // `layer = self.experts[i]`: the name and `self.experts`.
+    std::map<std::string, std::string, std::less<>> module_containers;
+    // `(self.experts, Cls)`: every entry a `Cls`, whose forward is proven
+    // pure, made of layers the runtime knows (`experts=`).
+    std::vector<std::pair<std::string, std::string>> experts;
+    bool in_expert = false;  // proving an expert's forward: `self` is the expert
     bool selection_seen = false;
     bool padding_skipped = false;  // `if i == E: continue` seen (skips_padding)
     int depth = 0;
@@ -988,8 +1010,14 @@ class NonzeroRowLoop final : public lint::Rule {
       pure(value);
       // `layer = self.experts[i]`: a submodule the body may call.
       const NodeId root = chain_root(t, value);
-      if (names.size() == 1 && value != root && name_id(t, root) == "self")
+      if (names.size() == 1 && value != root && name_id(t, root) == "self") {
         modules.emplace(name_id(t, names[0]));
+        if (t.kind(value) == NodeKind::Subscript &&
+            self_attribute(t.child(value, GM_F(Subscript, value))) &&
+            indexes_first(t.child(value, GM_F(Subscript, slice))))
+          module_containers[std::string(name_id(t, names[0]))] =
+              std::string(ctx.text_of(t.child(value, GM_F(Subscript, value))));
+      }
       for (NodeId n : names) {
         const std::string_view id = name_id(t, n);
         if (id == var || id == site.mask || id == site.rows || selected.count(id))
@@ -1097,7 +1125,7 @@ class NonzeroRowLoop final : public lint::Rule {
           const NodeId obj = t.child(e, GM_F(Subscript, value));
           const NodeId sl = t.child(e, GM_F(Subscript, slice));
           bool by_index = false;  // `w[i]`, `w[i, :]`, `self[f"e{i}"]`, `w[row[0]]`
-          walk(t, sl, [&](NodeId x) { by_index |= name_id(t, x) == var; });
+          if (!in_expert) walk(t, sl, [&](NodeId x) { by_index |= name_id(t, x) == var; });
           if (by_index && name_id(t, obj) != site.mask) {
             if (!site.padding_from.empty() && !padding_skipped &&
                 (bounds.empty() || bounds.back() != site.padding_from))
@@ -1171,6 +1199,9 @@ class NonzeroRowLoop final : public lint::Rule {
       }
       if (t.kind(func) == NodeKind::Name && modules.count(name_id(t, func))) {
         proof.calls_submodule = true;
+        if (const auto it = module_containers.find(name_id(t, func));
+            it != module_containers.end() && expert(e, it->second))
+          return;
         return unsafe("`" + std::string(name_id(t, func)) +
                       "` computes row by row without effects");
       }
@@ -1189,6 +1220,8 @@ class NonzeroRowLoop final : public lint::Rule {
         const auto targets = m.callees(e);
         if (targets.size() == 1 && pure_method(targets[0])) return;
         if (!targets.empty()) return decline("`self." + std::string(meth) + "` is not pure", e);
+        // In an expert: a layer of it, each of which the runtime checks.
+        if (in_expert) return;
         // Called on the rows of every index while compiling, on zero rows
         // for those the mask leaves out: the runtime unrolls only when it
         // is an elementwise activation (no effects, any number of rows).
@@ -1232,6 +1265,37 @@ class NonzeroRowLoop final : public lint::Rule {
                            "()` is not a pure, total tensor method that takes zero rows (op table)",
                        e);
       pure(recv);
+    }
+
+    // `layer(x)` with `layer = container[i]`: the call resolves to the
+    // forward of one in-file class C at module level whose body is pure
+    // (pure_method, its own layers left to the runtime, which checks that
+    // every entry of the container is exactly a C and every module under it
+    // a layer it knows). False, with the proof as it was, otherwise.
+    bool expert(NodeId call, const std::string& container) {
+      if (in_expert) return false;
+      const auto targets = m.callees(call);
+      if (targets.size() != 1 || t.kind(targets[0]) != NodeKind::FunctionDef ||
+          t.text(t.field(targets[0], GM_F(FunctionDef, name))) != "forward")
+        return false;
+      const NodeId cls = m.parent(targets[0]);
+      if (!cls || t.kind(cls) != NodeKind::ClassDef || m.parent(cls) != t.root()) return false;
+      // The name means that class where the loop runs.
+      const std::string_view name = t.text(t.field(cls, GM_F(ClassDef, name)));
+      const auto global = m.bindings_of(0, name);
+      if (global.size() != 1 || global[0]->kind != sema::BindingKind::ClassDef ||
+          !m.bindings_of(m.scope_opened_by(site.function), name).empty())
+        return false;
+      const Proof saved = proof;
+      in_expert = true;
+      const bool ok = pure_method(targets[0]) && proof.unsafe_why == saved.unsafe_why;
+      in_expert = false;
+      if (!ok) {
+        proof = saved;
+        return false;
+      }
+      add_once(experts, std::make_pair(container, std::string(name)));
+      return true;
     }
 
     // A method of the class whose body is assignments to local names and a
