@@ -380,6 +380,7 @@ std::vector<std::vector<std::string>> package_roots(
   parse.version = {3, minor};
   gm::sema::AnalyzeOptions analyze;
   analyze.facts = false;
+  analyze.region_nodes = false;
   // Each module is summarised alone, so the files are shared out over
   // threads (each takes the next unclaimed file).
   std::vector<gm::sema::ModuleSummary> summaries(inputs.size());

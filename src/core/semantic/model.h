@@ -381,6 +381,9 @@ struct AnalyzeOptions {
   // false: no tensor facts (fact() is Unknown everywhere); the package
   // summaries need none.
   bool facts = true;
+  // false: region_nodes() is empty (the rules' index; the package summaries
+  // need none).
+  bool region_nodes = true;
 };
 
 Model analyze(const ast::Tree& tree, const Source& source, const AnalyzeOptions& options = {});

@@ -586,8 +586,16 @@ void Analyzer::build_regions(Model& m, std::span<const std::string> extra_roots)
 
 void Analyzer::index_region_nodes(Model& m) {
   const Tree& t = *m.tree_;
+  // Per scope, once: is its owning function a region (a hash lookup per
+  // scope instead of one per node).
+  std::vector<char> in_region(m.scopes_.size(), 0);
+  for (ScopeId s = 0; s < m.scopes_.size(); ++s) {
+    const std::uint32_t owner = m.scope_owner_def_[s];
+    in_region[s] = owner != 0 && m.region_index_.count(owner) != 0;
+  }
   ast::preorder(t, t.root(), [&](NodeId n) {
-    if (m.is_in_region(n)) m.region_nodes_.push_back(n);
+    const ScopeId s = n.index < m.node_scope_.size() ? m.node_scope_[n.index] : kNone;
+    if (s != kNone && in_region[s]) m.region_nodes_.push_back(n);
   });
 }
 
