@@ -1006,10 +1006,10 @@ def _elementwise(fn) -> bool:
     return known and not fn._forward_hooks and not fn._forward_pre_hooks
 
 
-# Layers that compute row by row with no effect: an expert made of them does
-# nothing on zero rows.  Dropout only when it is the identity (eval, or p == 0):
-# in training a draw on zero rows could still move a generator.
-_ROWWISE_TORCH = frozenset({"Linear", "LayerNorm", "RMSNorm", "Sequential"})
+# Layers that compute row by row with no effect: an expert calling only them
+# does nothing on zero rows.  Dropout only when it is the identity (eval, or
+# p == 0): in training a draw on zero rows could still move a generator.
+_ROWWISE_TORCH = frozenset({"Linear", "LayerNorm", "RMSNorm"})
 
 
 def _known_layer(m) -> bool:
@@ -1022,16 +1022,16 @@ def _known_layer(m) -> bool:
     return _elementwise(m)
 
 
-def _experts_of(container, cls, count) -> bool:
+def _experts_of(container, cls, layers, count) -> bool:
     """``container[i]`` is exactly a ``cls`` (whose forward GM409 proved pure
-    apart from its layers) for every ``0 <= i < count``, and every module
-    under one is a layer the runtime knows."""
+    but for calling its attributes ``layers``) for every ``0 <= i < count``,
+    and each of those attributes is a layer the runtime knows."""
     for i in range(count):
         expert = container[i]
         if type(expert) is not cls:
             return False
-        for m in expert.modules():
-            if m is not expert and not _known_layer(m):
+        for name in layers:
+            if not _known_layer(getattr(expert, name, None)):
                 return False
     return True
 
@@ -1072,10 +1072,11 @@ def _nonzero_rows(rows, length, module=None, item=False, row=False, entries=(), 
     (the body indexes it only under ``i < bound``), and each of
     ``elementwise`` (submodules the body calls on the selected rows, so on
     zero rows for an index ``hit`` leaves out) is an elementwise activation
-    without hooks; for each ``(container, cls)`` of ``experts`` (the body
-    calls ``container[i]``), every entry is exactly a ``cls``, whose forward
-    GM409 proved pure but for its layers, made of layers known to compute
-    row by row with no effect (``_known_layer``).  Otherwise (and always eagerly) exactly the original
+    without hooks; for each ``(container, cls, layers)`` of ``experts`` (the
+    body calls ``container[i]``), every entry is exactly a ``cls``, whose
+    forward GM409 proved pure but for calling its attributes ``layers``, and
+    each of those is a layer known to compute row by row with no effect
+    (``_known_layer``).  Otherwise (and always eagerly) exactly the original
     values.
     """
     torch = _sys.modules["torch"]
@@ -1090,7 +1091,7 @@ def _nonzero_rows(rows, length, module=None, item=False, row=False, entries=(), 
         and all(_has_entries(c, length) for c in entries)
         and all(type(b) is int and _has_entries(c, min(length, b)) for c, b in guarded)
         and all(_elementwise(f) for f in elementwise)
-        and all(_experts_of(c, cls, length) for c, cls in experts)
+        and all(_experts_of(c, cls, layers, length) for c, cls, layers in experts)
     ):
         return [[i] for i in range(length)] if row else range(length)
     if row:

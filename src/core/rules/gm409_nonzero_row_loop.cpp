@@ -88,11 +88,11 @@ original when a check fails: the same graphs and breaks):
   class whose body is pure is proven statically;
 - an expert `layer = self.experts[i]` called on the rows, when the call
   resolves to the `forward` of one module-level class C of the file whose
-  body is pure but for calls of its own layers: passed as `experts=` with
-  C; the runtime checks that every entry is exactly a C and every module
-  under it a layer it knows to compute row by row with no effect (Linear,
-  LayerNorm, RMSNorm, Sequential, Dropout when it is the identity, the
-  activations above).
+  body is pure but for calls of its attributes (`self.w1(h)`): passed as
+  `experts=` with C and those attribute names; the runtime checks that
+  every entry is exactly a C and each of those attributes a layer it knows
+  to compute row by row with no effect (Linear, LayerNorm, RMSNorm, Dropout
+  when it is the identity, the activations above).
 
 **Unsafe** (`--unsafe-fixes`) for what neither can show: another submodule
 (`self[f"expert_{i}"]`, an expert whose forward is not proven) called on
@@ -609,7 +609,7 @@ class NonzeroRowLoop final : public lint::Rule {
     const auto tuple = [](std::string_view key, const std::vector<std::string>& items) {
       std::string out = std::string(key) + "=(";
       for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
-      return gm1::Doc::atom(out + (items.size() == 1 ? ",)" : ")"));
+      return gm1::Doc::atom(out + (items.size() == 1 ? ",)" : ")"));  // never empty
     };
     if (!b.entries.empty()) args.push_back(tuple("entries", b.entries));
     if (!b.guarded.empty()) {
@@ -619,9 +619,16 @@ class NonzeroRowLoop final : public lint::Rule {
     }
     if (!b.elementwise.empty()) args.push_back(tuple("elementwise", b.elementwise));
     if (!b.experts.empty()) {
-      std::vector<std::string> pairs;
-      for (const auto& [c, cls] : b.experts) pairs.push_back("(" + c + ", " + cls + ")");
-      args.push_back(tuple("experts", pairs));
+      std::vector<std::string> triples;
+      for (const auto& x : b.experts) {
+        std::vector<std::string> names;
+        for (const auto& l : x.layers) names.push_back(ctx.quote(l));
+        std::string layers = "(";
+        for (std::size_t i = 0; i < names.size(); ++i) layers += (i ? ", " : "") + names[i];
+        layers += names.size() == 1 ? ",)" : ")";
+        triples.push_back("(" + x.container + ", " + x.cls + ", " + layers + ")");
+      }
+      args.push_back(tuple("experts", triples));
     }
     const NodeId at = s.list_value ? s.list_value : t.child(s.loop, GM_F(For, iter));
     // Laid out as the file wraps: the text around `at` on its lines counts
@@ -699,10 +706,16 @@ class NonzeroRowLoop final : public lint::Rule {
     std::set<std::string, std::less<>> modules;  // names bound to `self.<attr>[...]`
     // `layer = self.experts[i]`: the name and `self.experts`.
     std::map<std::string, std::string, std::less<>> module_containers;
-    // `(self.experts, Cls)`: every entry a `Cls`, whose forward is proven
-    // pure, made of layers the runtime knows (`experts=`).
-    std::vector<std::pair<std::string, std::string>> experts;
+    // `(self.experts, Cls, ("w1", "act"))`: every entry a `Cls`, whose
+    // forward is proven pure but for calling those attributes, each a layer
+    // the runtime knows (`experts=`).
+    struct Expert {
+      std::string container, cls;
+      std::vector<std::string> layers;
+    };
+    std::vector<Expert> experts;
     bool in_expert = false;  // proving an expert's forward: `self` is the expert
+    std::vector<std::string> expert_layers;  // the attributes it calls
     bool selection_seen = false;
     bool padding_skipped = false;  // `if i == E: continue` seen (skips_padding)
     int depth = 0;
@@ -1220,8 +1233,8 @@ class NonzeroRowLoop final : public lint::Rule {
         const auto targets = m.callees(e);
         if (targets.size() == 1 && pure_method(targets[0])) return;
         if (!targets.empty()) return decline("`self." + std::string(meth) + "` is not pure", e);
-        // In an expert: a layer of it, each of which the runtime checks.
-        if (in_expert) return;
+        // In an expert: a layer of it, which the runtime checks.
+        if (in_expert) return add_once(expert_layers, std::string(meth));
         // Called on the rows of every index while compiling, on zero rows
         // for those the mask leaves out: the runtime unrolls only when it
         // is an elementwise activation (no effects, any number of rows).
@@ -1269,9 +1282,10 @@ class NonzeroRowLoop final : public lint::Rule {
 
     // `layer(x)` with `layer = container[i]`: the call resolves to the
     // forward of one in-file class C at module level whose body is pure
-    // (pure_method, its own layers left to the runtime, which checks that
-    // every entry of the container is exactly a C and every module under it
-    // a layer it knows). False, with the proof as it was, otherwise.
+    // (pure_method) but for calls of its attributes (`self.w1(h)`), left to
+    // the runtime, which checks that every entry of the container is exactly
+    // a C whose attributes so called are layers it knows. False, with the
+    // proof as it was, otherwise.
     bool expert(NodeId call, const std::string& container) {
       if (in_expert) return false;
       const auto targets = m.callees(call);
@@ -1283,18 +1297,23 @@ class NonzeroRowLoop final : public lint::Rule {
       // The name means that class where the loop runs.
       const std::string_view name = t.text(t.field(cls, GM_F(ClassDef, name)));
       const auto global = m.bindings_of(0, name);
-      if (global.size() != 1 || global[0]->kind != sema::BindingKind::ClassDef ||
-          !m.bindings_of(m.scope_opened_by(site.function), name).empty())
-        return false;
+      if (global.size() != 1 || global[0]->kind != sema::BindingKind::ClassDef) return false;
+      for (sema::ScopeId sc = m.scope_opened_by(site.function); sc != sema::kNone && sc != 0;
+           sc = m.scope(sc).parent)
+        if (m.scope(sc).kind != sema::ScopeKind::Class && !m.bindings_of(sc, name).empty())
+          return false;
       const Proof saved = proof;
       in_expert = true;
+      expert_layers.clear();
       const bool ok = pure_method(targets[0]) && proof.unsafe_why == saved.unsafe_why;
       in_expert = false;
       if (!ok) {
         proof = saved;
         return false;
       }
-      add_once(experts, std::make_pair(container, std::string(name)));
+      for (const Expert& x : experts)
+        if (x.container == container && x.cls == name && x.layers == expert_layers) return true;
+      experts.push_back({container, std::string(name), expert_layers});
       return true;
     }
 
