@@ -298,7 +298,11 @@ class FactsPass {
     const ScopeId s = m_.node_scope_[use.index];
     if (s == kNone) return kUndefinedLoad;
     const std::string_view id = m_.name_text(use);
-    const ScopeId owner = m_.lookup_scope(s, id, false);
+    // Load names were resolved once by build_scopes (an AugAssign target
+    // is a Store: looked up here).
+    const ScopeId owner = static_cast<NodeKind>(t_.field(use, GM_F(Name, ctx)).a) == NodeKind::Load
+                              ? m_.load_owner_[use.index]
+                              : m_.lookup_scope(s, id, false);
     if (owner == kNone) return m_.is_builtin(use) ? kBuiltinLoad : kUndefinedLoad;
     const Model::Symbol* sym = m_.find_symbol(owner, id);
     if (!sym) return kUndefinedLoad;

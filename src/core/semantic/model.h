@@ -349,6 +349,7 @@ class Model {
   // scope binds it, kBoundWithoutValue when its owner only declares it.
   std::vector<std::uint32_t> load_binding_;
   static constexpr std::uint32_t kBoundWithoutValue = 0xfffffffeu;
+  std::vector<std::uint32_t> load_owner_;  // by node: the scope owning a Load Name, or kNone
   std::vector<std::uint8_t> slot_;          // by node: field index in parent
   std::vector<NodeId> postorder_;
   std::vector<NodeId> region_nodes_;

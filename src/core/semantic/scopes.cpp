@@ -618,6 +618,7 @@ void Analyzer::build_scopes(Model& m) {
   // Every loaded name resolved once: the rules and the fact sweeps ask again
   // and again, and each lookup walks the scope chain through hash tables.
   m.load_binding_.assign(n, kNone);
+  m.load_owner_.assign(n, kNone);
   for (NodeId id : m.postorder_) {
     if (t.kind(id) != NodeKind::Name || m.name_binding_[id.index] != kNone ||
         static_cast<NodeKind>(t.field(id, GM_F(Name, ctx)).a) != NodeKind::Load)
@@ -627,6 +628,7 @@ void Analyzer::build_scopes(Model& m) {
     const std::string_view name = m.name_text(id);
     const ScopeId owner = m.lookup_scope(s, name, false);
     if (owner == kNone) continue;
+    m.load_owner_[id.index] = owner;
     const Model::Symbol* sym = m.find_symbol(owner, name);
     const Binding* b = sym ? m.pick_binding(*sym, t.at(id).begin, owner == s) : nullptr;
     m.load_binding_[id.index] =
@@ -734,6 +736,8 @@ bool Model::is_builtin(NodeId name) const {
   if (s == kNone) return false;
   if (load_binding_[name.index] != kNone || name_binding_[name.index] != kNone) return false;
   const std::string_view id = name_text(name);
+  if (static_cast<NodeKind>(tree_->field(name, GM_F(Name, ctx)).a) == NodeKind::Load)
+    return load_owner_[name.index] == kNone && is_python_builtin(id);
   return lookup_scope(s, id, false) == kNone && is_python_builtin(id);
 }
 
