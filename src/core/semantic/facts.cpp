@@ -312,13 +312,17 @@ class FactsPass {
     // B's statement and the use's enclosing statement A are in the same
     // statement list, B is definite, and no other binding of the name can
     // run between B and the use.
+    if (sym->foreign) return join_all;  // nonlocal/global/walrus
+    // The last binding taking effect at or before the use (the later bound
+    // on ties): a binary search over the symbol's bindings by effect.
     const std::uint32_t use_at = t_.at(use).begin;
     const Binding* b = nullptr;
-    for (BindingId i = sym->first; i != kNone; i = m_.bindings_[i].next_in_symbol) {
-      const Binding& x = m_.bindings_[i];
-      if (x.kind == BindingKind::Declaration) continue;
-      if (m_.node_scope_[x.node.index] != owner) return join_all;  // nonlocal/global/walrus
-      if (x.effective <= use_at && (!b || x.effective >= b->effective)) b = &x;
+    {
+      const auto first = m_.by_effective_.begin() + sym->order_begin;
+      const auto it = std::upper_bound(
+          first, first + sym->order_count, use_at,
+          [&](std::uint32_t u, BindingId x) { return u < m_.bindings_[x].effective; });
+      if (it != first) b = &m_.bindings_[*(it - 1)];
     }
     if (!b || !definite_kind(b->kind)) return join_all;
     NodeId list_parent;

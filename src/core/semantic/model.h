@@ -290,6 +290,9 @@ class Model {
     std::uint32_t order_begin = 0;
     std::uint32_t order_count = 0;
     BindingId last_value = kNone;  // the last non-declaration binding
+    // A non-declaration binding made from another scope (nonlocal, global,
+    // a comprehension's walrus).
+    bool foreign = false;
   };
   struct ClassInfo {
     NodeId node;

@@ -607,6 +607,8 @@ void Analyzer::build_scopes(Model& m) {
       if (m.bindings_[b].kind == BindingKind::Declaration) continue;
       m.by_effective_.push_back(b);
       sym.last_value = b;
+      const NodeId at = m.bindings_[b].node;
+      if (at.index < n && m.node_scope_[at.index] != key.scope) sym.foreign = true;
     }
     sym.order_count = static_cast<std::uint32_t>(m.by_effective_.size()) - sym.order_begin;
     // Binding ids grow in chain order, so ties keep it (stable).
