@@ -564,12 +564,16 @@ void Analyzer::build_scopes(Model& m) {
   }
   // Names bound syntactically per scope (for nonlocal targets).
   std::unordered_map<Model::SymbolKey, bool, Model::SymbolKeyHash> local;
-  for (const Binding& b : m.bindings_) local[{b.scope, b.name}] = true;
+  bool any_nonlocal = false;
+  for (const Decl& d : p.decls) any_nonlocal |= (d.what & 2) != 0;
+  if (any_nonlocal)
+    for (const Binding& b : m.bindings_) local[{b.scope, b.name}] = true;
   auto declared = [&](ScopeId s, std::string_view name) -> std::uint8_t {
     auto it = m.decls_.find({s, name});
     return it == m.decls_.end() ? 0 : it->second;
   };
-  for (Binding& b : m.bindings_) {
+  // Most modules declare nothing global or nonlocal: no binding moves.
+  for (Binding& b : p.decls.empty() ? std::span<Binding>{} : std::span<Binding>{m.bindings_}) {
     const std::uint8_t d = declared(b.scope, b.name);
     if (d & 1) {
       b.scope = 0;
@@ -589,6 +593,7 @@ void Analyzer::build_scopes(Model& m) {
       if (s != kNone) b.scope = s;
     }
   }
+  m.symbols_.reserve(m.bindings_.size());
   for (BindingId i = 0; i < m.bindings_.size(); ++i) {
     Binding& b = m.bindings_[i];
     auto& sym = m.symbols_[{b.scope, b.name}];
