@@ -4,7 +4,8 @@ configs), each arm in a fresh interpreter.
 
     python bench/moe_switches.py [--json OUT] [--txt OUT]
 
-Models: transformers 5.18 (``.venv``) Mixtral, Qwen3-MoE and OLMoE built with
+Models: transformers 5.18 (``.venv``) Mixtral, Qwen3-MoE, OLMoE, Qwen2-MoE,
+PhiMoE, DeepSeek-V3, GraniteMoE and MiniMax built with
 ``experts_implementation="eager"`` (the loop GM409 mends; the default,
 ``grouped_mm``, does not loop), and transformers 4.52.4 (``.venv-tf452``)
 Mixtral and Qwen2-MoE (their only experts code is the loop, over
@@ -39,6 +40,16 @@ MODELS = [
     (".venv", "qwen3_moe", "Qwen3MoeConfig", {"num_experts": 4, "num_experts_per_tok": 2,
                                              "moe_intermediate_size": 32}),
     (".venv", "olmoe", "OlmoeConfig", {"num_experts": 4, "num_experts_per_tok": 2}),
+    (".venv", "qwen2_moe", "Qwen2MoeConfig", {"num_experts": 4, "num_experts_per_tok": 2,
+                                             "moe_intermediate_size": 32,
+                                             "shared_expert_intermediate_size": 32}),
+    (".venv", "phimoe", "PhimoeConfig", {"num_local_experts": 4, "num_experts_per_tok": 2}),
+    (".venv", "deepseek_v3", "DeepseekV3Config", {
+        "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+        "first_k_dense_replace": 0, "n_group": 1, "topk_group": 1, "kv_lora_rank": 8,
+        "q_lora_rank": 8, "qk_rope_head_dim": 4, "qk_nope_head_dim": 4, "v_head_dim": 8}),
+    (".venv", "granitemoe", "GraniteMoeConfig", {"num_local_experts": 4, "num_experts_per_tok": 2}),
+    (".venv", "minimax", "MiniMaxConfig", {"num_local_experts": 4, "num_experts_per_tok": 2}),
     (".venv-tf452", "mixtral", "MixtralConfig", {"num_local_experts": 4, "num_experts_per_tok": 2}),
     (".venv-tf452", "qwen2_moe", "Qwen2MoeConfig", {"num_experts": 4, "num_experts_per_tok": 2,
                                                    "moe_intermediate_size": 32,
