@@ -606,10 +606,14 @@ class NonzeroRowLoop final : public lint::Rule {
     if (b.proof.calls_submodule) args.push_back(gm1::Doc::atom("self"));
     if (b.item) args.push_back(gm1::Doc::atom("item=True"));
     if (b.row_mode) args.push_back(gm1::Doc::atom("row=True"));
-    const auto tuple = [](std::string_view key, const std::vector<std::string>& items) {
-      std::string out = std::string(key) + "=(";
+    // A Python tuple display of `items`: `(a,)`, `(a, b)`.
+    const auto py_tuple = [](const std::vector<std::string>& items) {
+      std::string out = "(";
       for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
-      return gm1::Doc::atom(out + (items.size() == 1 ? ",)" : ")"));  // never empty
+      return out + (items.size() == 1 ? ",)" : ")");
+    };
+    const auto tuple = [&](std::string_view key, const std::vector<std::string>& items) {
+      return gm1::Doc::atom(std::string(key) + "=" + py_tuple(items));
     };
     if (!b.entries.empty()) args.push_back(tuple("entries", b.entries));
     if (!b.guarded.empty()) {
@@ -623,10 +627,7 @@ class NonzeroRowLoop final : public lint::Rule {
       for (const auto& x : b.experts) {
         std::vector<std::string> names;
         for (const auto& l : x.layers) names.push_back(ctx.quote(l));
-        std::string layers = "(";
-        for (std::size_t i = 0; i < names.size(); ++i) layers += (i ? ", " : "") + names[i];
-        layers += names.size() == 1 ? ",)" : ")";
-        triples.push_back("(" + x.container + ", " + x.cls + ", " + layers + ")");
+        triples.push_back(py_tuple({x.container, x.cls, py_tuple(names)}));
       }
       args.push_back(tuple("experts", triples));
     }
@@ -641,27 +642,14 @@ class NonzeroRowLoop final : public lint::Rule {
         text.substr(line_begin + indent.size(), first - line_begin - indent.size());
     const std::string_view trail = text.substr(last, edits::line_end(text, last) - last);
     const gm1::Wrap wrap = gm1::wrap_of(ctx, s.list_value ? s.rows_stmt : s.loop);
-    const auto lines = gm1::layout(
+    auto lines = gm1::layout(
         wrap, "", lead,
         gm1::Doc::call_of(std::string(gm2::kRuntimeAlias) + ".nonzero_rows(", std::move(args)),
         trail);
-    std::string call;
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      std::string_view l = lines[i];
-      if (i == 0) l.remove_prefix(lead.size());
-      if (i + 1 == lines.size()) l.remove_suffix(trail.size());
-      if (i) {
-        std::size_t n = 0;
-        while (n < l.size() && l[n] == ' ') ++n;
-        call += ctx.style().newline_str();
-        call += indent;
-        for (std::size_t k = 0; k < n / 4; ++k) call += ctx.style().indent_unit;
-        call.append(n % 4, ' ');
-        l.remove_prefix(n);
-      }
-      call += l;
-    }
-    es.push_back(edits::Edit::replace(first, last, std::move(call)));
+    lines.front().erase(0, lead.size());
+    lines.back().resize(lines.back().size() - trail.size());
+    es.push_back(
+        edits::Edit::replace(first, last, edits::render_lines(lines, indent, ctx.style())));
     if (b.var != name_id(t, target))
       es.push_back(edits::Edit::replace(t.at(target).begin, t.at(target).end, b.var));
     if (b.conversion) es.push_back(ctx.delete_statement(b.conversion));
@@ -822,15 +810,13 @@ class NonzeroRowLoop final : public lint::Rule {
       if (t.kind(test) != NodeKind::Compare || t.raw_list(test, GM_F(Compare, ops)).size() != 1)
         return false;
       const auto k = static_cast<NodeKind>(t.raw_list(test, GM_F(Compare, ops))[0].index);
-      const bool skips =
-          (k == NodeKind::Eq || k == NodeKind::GtE) &&
-          name_id(t, t.child(test, GM_F(Compare, left))) == var &&
-          ctx.text_of(t.children(test, GM_F(Compare, comparators))[0]) == site.padding_from;
+      const NodeId e = t.children(test, GM_F(Compare, comparators))[0];
+      const bool skips = (k == NodeKind::Eq || k == NodeKind::GtE) &&
+                         name_id(t, t.child(test, GM_F(Compare, left))) == var &&
+                         ctx.text_of(e) == site.padding_from;
       // Past it every index is below E: with `>=`, or with `==` when E is
       // the one padding class.
-      const NodeId e = t.children(test, GM_F(Compare, comparators))[0];
-      if (skips && (k == NodeKind::GtE || site.padding_classes == 1) &&
-          (self_attribute(e) || int_literal(t, e).value_or(-1) >= 0))
+      if (skips && (k == NodeKind::GtE || site.padding_classes == 1) && readable_bound(e))
         below = true;
       return skips;
     }
@@ -889,6 +875,11 @@ class NonzeroRowLoop final : public lint::Rule {
       return name_id(t, e) == "self";
     }
 
+    // A bound the runtime can read: a `self` attribute or a literal >= 0.
+    bool readable_bound(NodeId e) const {
+      return self_attribute(e) || int_literal(t, e).value_or(-1) >= 0;
+    }
+
     // The subscript indexes the first dimension by the index: `i`, `i, ...`
     // (`row[0]` for the row kept as such).
     bool indexes_first(NodeId sl) const {
@@ -926,8 +917,7 @@ class NonzeroRowLoop final : public lint::Rule {
           op = k == NodeKind::Gt ? NodeKind::Lt : k == NodeKind::LtE ? NodeKind::GtE : NodeKind::Eq;
         }
         if (name_id(t, left) != var || (op != (in_body ? NodeKind::Lt : NodeKind::GtE))) continue;
-        if (self_attribute(right) || (int_literal(t, right) && *int_literal(t, right) >= 0))
-          return std::string(ctx.text_of(right));
+        if (readable_bound(right)) return std::string(ctx.text_of(right));
       }
       return {};
     }
