@@ -301,7 +301,7 @@ class FactsPass {
     // Load names were resolved once by build_scopes (an AugAssign target
     // is a Store: looked up here).
     const ScopeId owner = static_cast<NodeKind>(t_.field(use, GM_F(Name, ctx)).a) == NodeKind::Load
-                              ? m_.load_owner_[use.index]
+                              ? m_.load_owner(use)
                               : m_.lookup_scope(s, id, false);
     if (owner == kNone) return m_.is_builtin(use) ? kBuiltinLoad : kUndefinedLoad;
     const Model::Symbol* sym = m_.find_symbol(owner, id);
@@ -313,17 +313,8 @@ class FactsPass {
     // statement list, B is definite, and no other binding of the name can
     // run between B and the use.
     if (sym->foreign) return join_all;  // nonlocal/global/walrus
-    // The last binding taking effect at or before the use (the later bound
-    // on ties): a binary search over the symbol's bindings by effect.
     const std::uint32_t use_at = t_.at(use).begin;
-    const Binding* b = nullptr;
-    {
-      const auto first = m_.by_effective_.begin() + sym->order_begin;
-      const auto it = std::upper_bound(
-          first, first + sym->order_count, use_at,
-          [&](std::uint32_t u, BindingId x) { return u < m_.bindings_[x].effective; });
-      if (it != first) b = &m_.bindings_[*(it - 1)];
-    }
+    const Binding* b = m_.effective_at(*sym, use_at);
     if (!b || !definite_kind(b->kind)) return join_all;
     NodeId list_parent;
     int list_slot = -1;

@@ -315,6 +315,11 @@ class Model {
   const Symbol* find_symbol(ScopeId scope, std::string_view name) const;
   std::uint32_t lookup_scope(ScopeId from, std::string_view name, bool skip_first_class) const;
   const Binding* pick_binding(const Symbol& sym, std::uint32_t use, bool same_scope) const;
+  // The symbol's last binding taking effect at or before `use` (the later
+  // bound on ties), nullptr when none: a binary search over by_effective_.
+  const Binding* effective_at(const Symbol& sym, std::uint32_t use) const;
+  // The scope owning a loaded Name (kNone: unbound), from load_binding_.
+  ScopeId load_owner(NodeId name) const;
   std::optional<std::string> qualified_impl(NodeId expr, int depth) const;
   std::string_view name_text(NodeId name) const;
   std::uint32_t class_of_def(NodeId class_def) const;
@@ -352,7 +357,6 @@ class Model {
   // scope binds it, kBoundWithoutValue when its owner only declares it.
   std::vector<std::uint32_t> load_binding_;
   static constexpr std::uint32_t kBoundWithoutValue = 0xfffffffeu;
-  std::vector<std::uint32_t> load_owner_;  // by node: the scope owning a Load Name, or kNone
   std::vector<std::uint8_t> slot_;          // by node: field index in parent
   std::vector<NodeId> postorder_;
   std::vector<NodeId> region_nodes_;

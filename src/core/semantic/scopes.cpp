@@ -625,7 +625,6 @@ void Analyzer::build_scopes(Model& m) {
   // Every loaded name resolved once: the rules and the fact sweeps ask again
   // and again, and each lookup walks the scope chain through hash tables.
   m.load_binding_.assign(n, kNone);
-  m.load_owner_.assign(n, kNone);
   for (NodeId id : m.postorder_) {
     if (t.kind(id) != NodeKind::Name || m.name_binding_[id.index] != kNone ||
         static_cast<NodeKind>(t.field(id, GM_F(Name, ctx)).a) != NodeKind::Load)
@@ -635,7 +634,6 @@ void Analyzer::build_scopes(Model& m) {
     const std::string_view name = m.name_text(id);
     const ScopeId owner = m.lookup_scope(s, name, false);
     if (owner == kNone) continue;
-    m.load_owner_[id.index] = owner;
     const Model::Symbol* sym = m.find_symbol(owner, name);
     const Binding* b = sym ? m.pick_binding(*sym, t.at(id).begin, owner == s) : nullptr;
     m.load_binding_[id.index] =
@@ -708,14 +706,24 @@ std::uint32_t Model::lookup_scope(ScopeId from, std::string_view name,
 // one bound (a nested scope runs later).
 const Binding* Model::pick_binding(const Symbol& sym, std::uint32_t use, bool same_scope) const {
   if (sym.last_value == kNone) return nullptr;
-  if (same_scope) {
-    const auto first = by_effective_.begin() + sym.order_begin;
-    const auto end = first + sym.order_count;
-    const auto it = std::upper_bound(
-        first, end, use, [&](std::uint32_t u, BindingId b) { return u < bindings_[b].effective; });
-    if (it != first) return &bindings_[*(it - 1)];
-  }
+  if (same_scope)
+    if (const Binding* b = effective_at(sym, use)) return b;
   return &bindings_[sym.last_value];
+}
+
+const Binding* Model::effective_at(const Symbol& sym, std::uint32_t use) const {
+  const auto first = by_effective_.begin() + sym.order_begin;
+  const auto it =
+      std::upper_bound(first, first + sym.order_count, use,
+                       [&](std::uint32_t u, BindingId b) { return u < bindings_[b].effective; });
+  return it == first ? nullptr : &bindings_[*(it - 1)];
+}
+
+ScopeId Model::load_owner(NodeId name) const {
+  const std::uint32_t b = load_binding_[name.index];
+  if (b == kNone) return kNone;
+  if (b != kBoundWithoutValue) return bindings_[b].scope;  // its symbol's scope
+  return lookup_scope(node_scope_[name.index], name_text(name), false);
 }
 
 const Binding* Model::resolve(NodeId name) const {
@@ -744,7 +752,7 @@ bool Model::is_builtin(NodeId name) const {
   if (load_binding_[name.index] != kNone || name_binding_[name.index] != kNone) return false;
   const std::string_view id = name_text(name);
   if (static_cast<NodeKind>(tree_->field(name, GM_F(Name, ctx)).a) == NodeKind::Load)
-    return load_owner_[name.index] == kNone && is_python_builtin(id);
+    return is_python_builtin(id);  // load_binding_ is kNone: no scope binds it
   return lookup_scope(s, id, false) == kNone && is_python_builtin(id);
 }
 
