@@ -243,6 +243,8 @@ def repair_config(cfg: Any, notes: list, depth: int = 0) -> None:
                 notes.append(f"{k}:timm->resnet(out {idx})")
             else:
                 repair_config(v, notes, depth + 1)
+    if depth == 0:
+        _assign_placeholder_tokens(cfg, notes)
     for k in ("use_timm_backbone", "use_pretrained_backbone"):
         if d.get(k) is True:
             _set(cfg, k, False, notes)
@@ -250,6 +252,25 @@ def repair_config(cfg: Any, notes: list, depth: int = 0) -> None:
         _set(cfg, "prediction_length", 8, notes)
     if "context_length" in d and d.get("context_length") is None:
         _set(cfg, "context_length", 16, notes)
+
+
+PLACEHOLDER_KEYS = ("image_token_id", "image_token_index", "video_token_id", "video_token_index", "audio_token_id",
+                    "audio_token_index")
+
+
+def _assign_placeholder_tokens(cfg: Any, notes: list) -> None:
+    """A multimodal config whose placeholder token ids default to None (the
+    checkpoint's tokenizer sets them) gets unused ids at the top of the
+    vocabulary: without one the model cannot tell where image features go."""
+    sizes = _vocab_sizes(cfg)
+    if not sizes:
+        return
+    used = token_ids(cfg)
+    free = (i for i in range(min(sizes) - 1, -1, -1) if i not in used)
+    for c in _flat_cfgs(cfg):
+        for k in PLACEHOLDER_KEYS:
+            if k in c.__dict__ and c.__dict__[k] is None:
+                _set(c, k, next(free), notes)
 
 
 def shrink_config(cfg: Any, notes: Optional[list] = None, depth: int = 0) -> list:
@@ -497,6 +518,11 @@ def input_variants(model: Any, batch: int = 2, seq: int = 32, seed: int = 0) -> 
         if text:
             variants.append(("text+image", {**text, **pix}))
         variants.append(("image", dict(pix, **{k: v for k, v in text.items() if k == "decoder_input_ids"})))
+        # video: (B, frames, C, H, W)
+        vid = {"pixel_values": torch.randn(batch, _frames(cfg), ch, h, w, generator=g)}
+        if text:
+            variants.append(("text+video", {**text, **vid}))
+        variants.append(("video", vid))
     if "input_features" in params:
         mel = _first_attr(cfg, ("num_mel_bins", "feature_size", "n_mels", "num_mel_filters", "input_feat_per_channel"), 80)
         mel = mel if isinstance(mel, int) and 0 < mel <= 512 else 80
@@ -538,6 +564,7 @@ def input_variants(model: Any, batch: int = 2, seq: int = 32, seed: int = 0) -> 
             and main in params:
         # a modality we do not model: try a float tensor shaped like text
         variants.append((f"{main}(float)", {main: torch.randn(batch, seq, generator=g)}))
+    variants += _first_tensor_variants(model, cfg, batch, seq, g, (h, w, ch))
     # order: the model's main input first
     def rank(v: tuple[str, dict]) -> int:
         return 0 if main in v[1] else 1
@@ -548,6 +575,52 @@ def input_variants(model: Any, batch: int = 2, seq: int = 32, seed: int = 0) -> 
         # its length) run without one
         variants += [(f"{lab}+use_cache=False", {**v, "use_cache": False}) for lab, v in list(variants)]
     return variants
+
+
+def _frames(cfg: Any) -> int:
+    """Frames of a video input: the config's clip length, else 4."""
+    nf = _first_attr(cfg, ("num_frames", "frames_per_clip", "num_frames_per_clip"), None)
+    return nf if isinstance(nf, int) and 0 < nf <= 64 else 4
+
+
+def _first_tensor_variants(model: Any, cfg: Any, batch: int, seq: int, g: Any, image: tuple) -> list:
+    """A forward whose first required parameter is none of the modalities
+    above (``hidden_states``, ``query_embeds``, ``mel_spectrogram`` of a
+    sub-model used on its own): float tensors shaped as a sequence of the
+    config's width, an image and a spectrogram, with the width's mask."""
+    import torch
+
+    try:
+        sig = inspect.signature(model.forward)
+    except (TypeError, ValueError):
+        return []
+    first = next((p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                  and p.default is p.empty), None)
+    if first is None or first.name in ("input_ids", "pixel_values", "input_features", "input_values",
+                                       "past_values", "inference_session"):
+        return []
+    H = _first_attr(cfg, tuple(HIDDEN_KEYS), 64)
+    H = H if isinstance(H, int) and 0 < H <= 8192 else 64
+    h, w, ch = image
+    mel = _first_attr(cfg, ("num_mel_bins", "n_mels", "feature_size"), 80)
+    mel = mel if isinstance(mel, int) and 0 < mel <= 512 else 80
+    E = _first_attr(cfg, ("encoder_hidden_size",), H)
+    nf = _frames(cfg)
+    # (label, shape, index of the time axis a mask covers)
+    shapes = [("(B,T,hidden)", (batch, seq, H), 1), ("(B,T,mel)", (batch, 64, mel), 1),
+              ("(B,C,H,W)", (batch, ch, h, w), None), ("(B,mel,T)", (batch, mel, 64), 2),
+              ("(B,1,T)", (batch, 1, 4000), 2), ("(B,F,C,H,W)", (batch, nf, ch, h, w), None)]
+    out = []
+    for lab, shape, t_axis in shapes:
+        x = {first.name: torch.randn(*shape, generator=g)}
+        if lab == "(B,T,hidden)" and "encoder_hidden_states" in sig.parameters and isinstance(E, int) \
+                and 0 < E <= 8192:
+            x["encoder_hidden_states"] = torch.randn(batch, seq, E, generator=g)
+        for mask in ("attention_mask", "mask"):
+            if mask in sig.parameters and t_axis is not None:
+                x[mask] = torch.ones(batch, shape[t_axis], dtype=torch.bool if mask == "mask" else torch.long)
+        out.append((f"{first.name}{lab}", x))
+    return out
 
 
 def _boxes(cfg: Any, batch: int, seq: int, g: Any) -> Any:
@@ -716,22 +789,68 @@ def count_params(model: Any) -> int:
     return int(sum(p.numel() for p in model.parameters()))
 
 
-def build(cls: Any, seed: int = 0) -> tuple[Any, list]:
-    """Default config of ``cls``, shrunk, and a random-weight model from it."""
-    import torch
+#: How far ``build`` shrinks the default config, tried in this order by the
+#: survey: everything (``shrunk``); only the layer count and the vocabulary
+#: (``layers``: for configs whose widths are tied in ways the generic
+#: shrinking does not know); only the layer count (``depth``).
+LEVELS = ("shrunk", "layers", "depth")
+#: A model larger than this at a fallback level is not built (memory, time).
+MAX_PARAMS = 600_000_000
 
+
+def shrink_depth(cfg: Any, notes: list, vocab: bool, depth: int = 0) -> None:
+    """The ``layers``/``depth`` levels: cut the layer counts (and with
+    ``vocab`` the vocabulary, moving token ids inside it), nothing else."""
+    if depth > 4:
+        return
+    d = cfg.__dict__
+    for k, v in list(d.items()):
+        if _is_config(v):
+            sub: list = []
+            shrink_depth(v, sub, vocab, depth + 1)
+            notes.extend(f"{k}.{n}" for n in sub)
+    for k in list(d):
+        v = d[k]
+        if k in LAYER_KEYS and isinstance(v, int) and not isinstance(v, bool) and v > TARGET_LAYERS:
+            _set(cfg, k, TARGET_LAYERS, notes)
+    _shrink_layer_patterns(cfg, notes)
+    v = _get(cfg, "vocab_size")
+    if vocab and isinstance(v, int) and v > MAX_VOCAB:
+        _set(cfg, "vocab_size", MAX_VOCAB, notes)
+    if vocab and depth == 0:
+        _remap_token_ids(cfg, notes)
+
+
+def make_config(cls: Any, level: str = "shrunk") -> tuple[Any, list]:
+    """The default config of ``cls``, repaired and shrunk to ``level``."""
     cfg_cls = getattr(cls, "config_class", None)
     if cfg_cls is None:
         raise RuntimeError("no config_class")
+    if level not in LEVELS:
+        raise ValueError(f"unknown shrink level {level!r}")
     cfg = cfg_cls()
     notes: list = []
     repair_config(cfg, notes)
-    shrink_config(cfg, notes)
-    _tie_widths(cfg, notes)
+    if level == "shrunk":
+        shrink_config(cfg, notes)
+        _tie_widths(cfg, notes)
+    else:
+        shrink_depth(cfg, notes, vocab=level == "layers")
+    return cfg, notes
+
+
+def build(cls: Any, seed: int = 0, level: str = "shrunk") -> tuple[Any, list]:
+    """A random-weight model of ``cls`` from its default config at ``level``."""
+    import torch
+
+    cfg, notes = make_config(cls, level)
+    if level != "shrunk":
+        with torch.device("meta"):
+            n = count_params(cls(cfg))
+        if n > MAX_PARAMS:
+            raise RuntimeError(f"{n / 1e6:.0f}M parameters at shrink level {level!r} (limit {MAX_PARAMS / 1e6:.0f}M)")
+        cfg, notes = make_config(cls, level)  # a model's __init__ may edit its config
     torch.manual_seed(seed)
     model = cls(cfg)
     model.to(torch.float32)
     return model, notes
-
-
-_ = math  # keep import for future shape arithmetic

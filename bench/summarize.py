@@ -40,8 +40,12 @@ def compute(records: list[dict]) -> dict[str, Any]:
              and per_class_status[c] - {"timeout", "crash"}]
     not_models = [c for c in classes if per_class_status[c] == {"not_a_model"}]
     status_by_mode = {m: Counter(r.get("status") for (c, mm), r in recs.items() if mm == m) for m in modes}
+    levels = Counter(r.get("shrink_level", "shrunk") for r in recs.values() if r.get("status") == "ok")
     out: dict[str, Any] = {
         "classes_tried": len(classes) - len(not_models),
+        "shrink_levels_of_ok_records": dict(levels),
+        "no_forward": sorted(c for c in not_models if any(recs[(c, m)].get("reason") == "no forward"
+                                                          for m in modes if (c, m) in recs)),
         "not_a_model": len(not_models),
         "classes_built": len(built),
         "status_by_mode": {m: dict(v) for m, v in status_by_mode.items()},
@@ -149,7 +153,8 @@ def render(jsonl: str, top_types: int = 25, top_sites: int = 20) -> str:
         f"| built from a shrunk default config | {s['classes_built']} |",
     ]
     for m, d in s["modes"].items():
-        lines.append(f"| {m}: ran (eager and compile ok) | {d['ok']} |")
+        lines.append(f"| {m}: ran (eager and compile ok) | {d['ok']} ({_pct(d['ok'], s['classes_tried'])} of the "
+                     "classes tried) |")
         lines.append(f"| {m}: breaking | {d['breaking']} ({_pct(d['breaking'], d['ok'])} of those that ran) |")
         lines.append(f"| {m}: fully traced (1 graph, 0 breaks, 0 skipped frames) | {d['fully_traced']} |")
         lines.append(f"| {m}: break events / skipped frames | {d['break_events']} / {d['skipped_frames']} |")
@@ -176,16 +181,25 @@ def render(jsonl: str, top_types: int = 25, top_sites: int = 20) -> str:
             lines += ["", f"Skipped frames ({m}), by reason:", ""]
             for r, n in d["skipped_reasons"][:10]:
                 lines.append(f"- {n} × {_md(r)}")
-    # failures worth knowing
+    lv = s["shrink_levels_of_ok_records"]
+    if set(lv) - {"shrunk"}:
+        lines += ["", "Shrink level of the (class, mode) pairs that ran (`bench/hfbuild.py` `LEVELS`: the first "
+                  "level that builds and runs eagerly): " + ", ".join(f"{k} {v}" for k, v in sorted(lv.items())) + "."]
+    if s["no_forward"]:
+        lines += ["", f"Not counted as classes: {len(s['no_forward'])} without a forward of their own "
+                  f"(generate-only wrappers, deprecated aliases): {', '.join(s['no_forward'])}."]
+    # every failure, by cause (status, stage, first line of the error)
     recs = latest(records)
-    errs: Counter = Counter()
-    for r in recs.values():
-        if r.get("status") in ("build_error", "eager_error", "compile_error"):
-            errs[(r["status"], (r.get("error") or "")[:120])] += 1
-    if errs:
-        lines += ["", "## Most common failures (status, first line of the error)", ""]
-        for (st, e), n in errs.most_common(15):
-            lines.append(f"- {n} × {st}: {_md(e)}")
+    for m in s["status_by_mode"]:
+        errs: dict[tuple, list] = defaultdict(list)
+        for (c, mm), r in recs.items():
+            if mm == m and r.get("status") not in ("ok", "not_a_model"):
+                errs[(r["status"], r.get("stage") or "", (r.get("error") or "")[:120])].append(c)
+        if errs:
+            lines += ["", f"## Classes that did not run ({m}), by cause", "",
+                      "| classes | status | stage | error (first line) | examples |", "|---:|---|---|---|---|"]
+            for (st, stage, e), cs in sorted(errs.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+                lines.append(f"| {len(cs)} | {st} | {stage} | {_md(e)} | {', '.join(sorted(cs)[:3])} |")
     lines.append("")
     return "\n".join(lines)
 

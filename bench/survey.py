@@ -61,7 +61,8 @@ C.ensure_graphmend_importable()
 
 NAME_RE = re.compile(r"(Model|ForCausalLM|ForConditionalGeneration)$")
 DEFAULT_OUT = os.path.join(C.RESULTS, "survey.jsonl")
-STATUSES = ("ok", "build_error", "eager_error", "compile_error", "timeout", "crash", "not_a_model", "skipped")
+SHORT_SEQ = 8
+STATUSES = ("ok", "eager_ok", "build_error", "eager_error", "compile_error", "timeout", "crash", "not_a_model", "skipped")
 
 
 def candidate_names() -> list[str]:
@@ -95,7 +96,11 @@ def select(names: list[str], only: list[str]) -> list[str]:
 
 # --------------------------------------------------------------- the child
 
-def measure_class(name: str, modes: list[str], emit: Callable[[dict], None], seq: int, batch: int) -> None:
+def measure_class(name: str, modes: list[str], emit: Callable[[dict], None], seq: int, batch: int,
+                  count: bool = True) -> None:
+    """Build ``name``, choose its inputs, run it eagerly in each mode and,
+    with ``count``, count it with Dynamo (without: status ``eager_ok``, the
+    coverage pass of ``--eager-only``)."""
     import torch
 
     torch.set_num_threads(1)
@@ -121,36 +126,57 @@ def measure_class(name: str, modes: list[str], emit: Callable[[dict], None], seq
         for m in modes:
             out(m, "not_a_model")
         return
-
-    t0 = time.perf_counter()
-    try:
-        model, notes = hfbuild.build(cls)
-    except Exception as e:
+    if cls.forward is torch.nn.Module.forward:
+        # no forward of its own (generate-only wrappers, deprecated aliases):
+        # nothing to run, and nothing Dynamo could trace
         for m in modes:
-            out(m, "build_error", stage="build", error=C.short_error(e), error_site=C.error_site(e))
+            out(m, "not_a_model", reason="no forward")
         return
-    base["build_s"] = round(time.perf_counter() - t0, 3)
-    base["params"] = hfbuild.count_params(model)
-    base["shrink"] = notes[:80]
 
-    # inputs: the first variant that runs eagerly in eval mode
-    t0 = time.perf_counter()
-    model.eval()
+    # the first shrink level that builds and has an input variant that runs
+    # eagerly in eval mode (hfbuild.LEVELS); the first level's error is the
+    # one reported when none does
     chosen: Optional[tuple[str, dict]] = None
-    first_err: Optional[BaseException] = None
-    for label, inputs in hfbuild.input_variants(model, batch=batch, seq=seq):
+    failure: Optional[tuple[str, str, BaseException]] = None
+    for level in hfbuild.LEVELS:
+        t0 = time.perf_counter()
         try:
-            with torch.no_grad():
-                model(**inputs)
-            chosen = (label, inputs)
-            break
+            model, notes = hfbuild.build(cls, level=level)
         except Exception as e:  # noqa: BLE001
-            first_err = first_err or e
-    base["eager_s"] = round(time.perf_counter() - t0, 3)
+            failure = failure or ("build_error", "build", e)
+            continue
+        base["build_s"] = round(time.perf_counter() - t0, 3)
+        t0 = time.perf_counter()
+        model.eval()
+        first_err: Optional[BaseException] = None
+        # a shorter sequence for models whose position table is shorter
+        for s in (seq, SHORT_SEQ) if seq > SHORT_SEQ else (seq,):
+            for label, inputs in hfbuild.input_variants(model, batch=batch, seq=s):
+                try:
+                    with torch.no_grad():
+                        model(**inputs)
+                    chosen = (label, inputs)
+                    break
+                except Exception as e:  # noqa: BLE001
+                    first_err = first_err or e
+            if chosen is not None:
+                if s != seq:
+                    base["seq"] = s
+                break
+        base["eager_s"] = round(time.perf_counter() - t0, 3)
+        if chosen is not None:
+            base["shrink_level"] = level
+            base["params"] = hfbuild.count_params(model)
+            base["shrink"] = notes[:80]
+            break
+        failure = failure or ("eager_error", "inputs", first_err or RuntimeError(
+            "no input variant for this model's forward"))
+        model = None  # free it before the next level builds
     if chosen is None:
-        err = first_err or RuntimeError("no input variant for this model's forward")
+        assert failure is not None
+        status, stage, err = failure
         for m in modes:
-            out(m, "eager_error", stage="inputs", error=C.short_error(err), error_site=C.error_site(err))
+            out(m, status, stage=stage, error=C.short_error(err), error_site=C.error_site(err))
         return
     label, inputs = chosen
     base["inputs"] = label
@@ -168,6 +194,9 @@ def measure_class(name: str, modes: list[str], emit: Callable[[dict], None], seq
             except Exception as e:  # noqa: BLE001
                 out(mode, "eager_error", stage="eager-train", error=C.short_error(e), error_site=C.error_site(e))
                 continue
+        if not count:
+            out(mode, "eager_ok", inputs=label)
+            continue
         t0 = time.perf_counter()
         try:
             torch.manual_seed(0)
@@ -244,6 +273,14 @@ def _inputs_for(model: Any, label: Optional[str], batch: int, seq: int) -> tuple
     return label, out
 
 
+def input_spec(rec: Any) -> dict:
+    """How the survey ran a class: its input label, shrink level and
+    sequence length (from its record; a bare label from older records)."""
+    if isinstance(rec, dict):
+        return {"inputs": rec.get("inputs"), "level": rec.get("shrink_level", "shrunk"), "seq": rec.get("seq")}
+    return {"inputs": rec, "level": "shrunk", "seq": None}
+
+
 def mended_phase_child(name: str, modes: list[str], phase: str, work: str, labels: dict, emit: Callable,
                        seq: int, batch: int) -> None:
     """One class in one phase (``original`` or ``mended``), every mode.
@@ -267,9 +304,11 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
     def out(mode: str, status: str, **kw: Any) -> None:
         emit({**base, "mode": mode, "status": status, "wall_s": round(time.perf_counter() - t_start, 3), **kw})
 
+    label_spec = input_spec(labels.get(name))
+    level, seq = label_spec["level"], label_spec["seq"] or seq
     try:
         cls = getattr(transformers, name)
-        model, _ = hfbuild.build(cls)
+        model, _ = hfbuild.build(cls, level=level)
     except Exception as e:  # noqa: BLE001
         for m in modes:
             out(m, "build_error", error=C.short_error(e), error_site=C.error_site(e))
@@ -277,14 +316,14 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
     init_sd = {k: v.detach().clone() for k, v in model.state_dict().items()}
 
     def fresh(sd: dict, train: bool) -> Any:
-        m, _ = hfbuild.build(cls)
+        m, _ = hfbuild.build(cls, level=level)
         m.load_state_dict(sd, strict=True)
         m.train(train)
         return m
 
     if phase == "original":
         try:
-            label, inputs = _inputs_for(model, labels.get(name), batch, seq)
+            label, inputs = _inputs_for(model, label_spec["inputs"], batch, seq)
         except Exception as e:  # noqa: BLE001
             for m in modes:
                 out(m, "eager_error", stage="inputs", error=C.short_error(e))
@@ -458,7 +497,7 @@ def run_mended(args: argparse.Namespace) -> int:
         tasks = [(c, [m for m in ms if (c, m) not in done]) for c, ms in tasks]
         tasks = [(c, ms) for c, ms in tasks if ms]
     prev = {(r.get("class"), r.get("mode")): r for r in C.read_jsonl(src)}
-    labels = {c: prev[(c, ms[0])].get("inputs") for c, ms in tasks}
+    labels = {c: input_spec(prev[(c, ms[0])]) for c, ms in tasks}
     work = args.work or MENDED_WORK
     os.makedirs(work, exist_ok=True)
     t_start = time.time()
@@ -575,7 +614,7 @@ def run_arms(args: argparse.Namespace) -> int:
                for a in arm_list}
     pending = {a: [(c, ms) for c, ms in t if ms] for a, t in pending.items()}
     need = sorted({(c, m) for t in pending.values() for c, ms in t for m in ms})
-    labels = {c: prev[(c, m)].get("inputs") for c, m in need}
+    labels = {c: input_spec(prev[(c, m)]) for c, m in need}
     work = args.work or ARMS_WORK
     os.makedirs(work, exist_ok=True)
     env = C.without_source_tree(C.set_offline_env(dict(os.environ)))
@@ -849,7 +888,8 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:  # pragma: no cover
         bar = None
 
-    tasks = ((n, (lambda emit, n=n, ms=ms: measure_class(n, ms, emit, args.seq, args.batch)), args.timeout)
+    tasks = ((n, (lambda emit, n=n, ms=ms: measure_class(n, ms, emit, args.seq, args.batch,
+                                                         count=not args.eager_only)), args.timeout)
              for n, ms in todo)
     ms_of = dict(todo)
     counts: dict[str, int] = {}
@@ -906,6 +946,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                    "default 180, with --mended 900 per phase: three fresh builds and compiles under the hook)")
     p.add_argument("--batch", type=int, default=2)
     p.add_argument("--seq", type=int, default=32)
+    p.add_argument("--eager-only", action="store_true",
+                   help="coverage pass: build, choose inputs and run each mode eagerly, no Dynamo (status eager_ok); "
+                        "use with a separate --out")
     p.add_argument("--limit", type=int, default=0, help="first N selected classes only")
     p.add_argument("--every", type=int, default=1, metavar="N",
                    help="a sample: every N-th selected class (in name order), e.g. --every 10")
