@@ -86,6 +86,50 @@ def test_survey_records_build_errors_as_data(tmp_path):
     assert r["status"] == "build_error" and r["error"]
 
 
+def test_survey_eager_only_coverage_pass(tmp_path):
+    """--eager-only builds and runs each class eagerly without Dynamo; a
+    class without a forward of its own is not a model; a vision-language
+    model whose config leaves its image token None still gets image tokens."""
+    pytest.importorskip("transformers")
+    out = tmp_path / "cov.jsonl"
+    cmd = [sys.executable, os.path.join(BENCH, "survey.py"), "--out", str(out), "--no-summary", "--eager-only",
+           "--only", "^BarkModel$", "--only", "^Blip2Model$", "--only", "^TimesformerModel$", "--no-warm"]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=_env(), cwd=REPO)
+    assert p.returncode == 0, p.stderr[-3000:]
+    by = {(r["class"], r["mode"]): r for r in _read_jsonl(out)}
+    assert len(by) == 6
+    for m in ("eval", "train"):
+        assert by[("BarkModel", m)]["status"] == "not_a_model"
+        assert by[("BarkModel", m)]["reason"] == "no forward"
+        blip = by[("Blip2Model", m)]
+        assert blip["status"] == "eager_ok", blip
+        assert "image tokens" in blip["inputs"] and "graphs" not in blip
+        assert any(n.startswith("image_token_") for n in blip["shrink"]), blip["shrink"]
+        video = by[("TimesformerModel", m)]
+        assert video["status"] == "eager_ok" and video["input_shapes"]["pixel_values"][1] == 8, video
+
+
+def test_hfbuild_levels_cut_only_what_they_say():
+    pytest.importorskip("transformers")
+    sys.path.insert(0, BENCH)
+    try:
+        import hfbuild
+        import transformers
+    finally:
+        sys.path.remove(BENCH)
+    full, _ = hfbuild.make_config(transformers.LlamaModel, "depth")
+    assert full.num_hidden_layers == hfbuild.TARGET_LAYERS
+    assert full.hidden_size == transformers.LlamaConfig().hidden_size
+    assert full.vocab_size == transformers.LlamaConfig().vocab_size
+    layers, _ = hfbuild.make_config(transformers.LlamaModel, "layers")
+    assert layers.vocab_size == hfbuild.MAX_VOCAB and layers.hidden_size == full.hidden_size
+    shrunk, _ = hfbuild.make_config(transformers.LlamaModel, "shrunk")
+    assert shrunk.hidden_size < full.hidden_size
+    assert shrunk.hidden_size // shrunk.num_attention_heads == full.hidden_size // full.num_attention_heads
+    with pytest.raises(ValueError):
+        hfbuild.make_config(transformers.LlamaModel, "nothing")
+
+
 def _tf452_python():
     py = os.environ.get("GRAPHMEND_TF452_PYTHON") or os.path.join(REPO, ".venv-tf452", "bin", "python")
     return py if os.path.exists(py) else None
