@@ -1079,16 +1079,18 @@ def _required_ints(model: Any) -> dict:
 
 def _codebook_variants(model: Any, cfg: Any, batch: int, seq: int, g: Any, ids: Any, text: dict) -> list:
     """Multi-codebook audio tokens: each id stream of ``text`` in turn laid out
-    as (B, T, K), (B, K, T), (B*K, T) (MusicGen) or (B, T, K+1) (a text
-    stream beside K audio streams, Kyutai), K the config's codebook count."""
+    as (B*K, T) (MusicGen's documented layout: one row per codebook; a
+    transposed layout with as many elements runs eagerly but is not what the
+    model means), (B, T, K), (B, K, T) or (B, T, K+1) (a text stream beside
+    K audio streams, Kyutai), K the config's codebook count."""
 
     out = []
     ints = _required_ints(model)
     for K in _codebook_counts(cfg):
         for key in [k for k in text if k.endswith("input_ids")]:
             T = text[key].shape[1]
-            for lab, shape in (("(B,T,K)", (batch, T, K)), ("(B,K,T)", (batch, K, T)),
-                               ("(B*K,T)", (batch * K, T)), ("(B,T,K+1)", (batch, T, K + 1))):
+            for lab, shape in (("(B*K,T)", (batch * K, T)), ("(B,T,K)", (batch, T, K)), ("(B,K,T)", (batch, K, T)),
+                               ("(B,T,K+1)", (batch, T, K + 1))):
                 x = {**text, **ints, key: ids(math.prod(shape) // batch).reshape(shape)}
                 out.append((f"text+{key}{lab} K={K}", x))
     return out

@@ -29,6 +29,23 @@ def is_breaking(r: dict) -> bool:
     return r.get("status") == "ok" and (r.get("break_events", 0) > 0 or r.get("skipped_frames", 0) > 0)
 
 
+def modality(shapes: dict) -> str:
+    """The kinds of input a record's input set feeds the forward."""
+    kinds = []
+    for key, kind in (("input_ids", "text"), ("inputs_embeds", "embeddings"), ("bbox", "layout"),
+                      ("input_features", "audio"), ("input_values", "audio"), ("past_values", "time series")):
+        if key in shapes and kind not in kinds:
+            kinds.append(kind)
+    for key, shape in shapes.items():
+        if "pixel_values" in key or key in ("hidden_states", "flattened_patches"):
+            kind = "video" if "video" in key or len(shape) == 5 else "image"
+            if key == "hidden_states" and len(shape) != 4 and "grid_thw" not in shapes:
+                continue
+            if kind not in kinds:
+                kinds.append(kind)
+    return "+".join(kinds) or "other (" + ", ".join(sorted(shapes)[:3]) + ")"
+
+
 def compute(records: list[dict]) -> dict[str, Any]:
     recs = latest(records)
     classes = sorted({c for c, _ in recs})
@@ -40,10 +57,13 @@ def compute(records: list[dict]) -> dict[str, Any]:
              and per_class_status[c] - {"timeout", "crash"}]
     not_models = [c for c in classes if per_class_status[c] == {"not_a_model"}]
     status_by_mode = {m: Counter(r.get("status") for (c, mm), r in recs.items() if mm == m) for m in modes}
+    modalities = Counter(modality(r.get("input_shapes") or {}) for (c, m), r in recs.items()
+                         if m == "eval" and r.get("status") == "ok")
     levels = Counter(r.get("shrink_level", "shrunk") for r in recs.values() if r.get("status") == "ok")
     out: dict[str, Any] = {
         "classes_tried": len(classes) - len(not_models),
         "shrink_levels_of_ok_records": dict(levels),
+        "modalities_eval": dict(modalities),
         "no_forward": sorted(c for c in not_models if any(recs[(c, m)].get("reason") == "no forward"
                                                           for m in modes if (c, m) in recs)),
         "not_a_model": len(not_models),
@@ -130,7 +150,7 @@ def render(jsonl: str, top_types: int = 25, top_sites: int = 20) -> str:
         f"({len(records)} records). transformers {v.get('transformers', '?')}, torch {v.get('torch', '?')}, "
         f"Python {v.get('python', '?')}.",
         "",
-        "Counting backend (no Inductor), `fullgraph=False`, batch 2, sequence 32, fp32; "
+        "Counting backend (no Inductor), `fullgraph=False`, batch 2, sequence 32 (8 where the position table is shorter), fp32; "
         "eval under `no_grad`, train under grad (forward only). A class *breaks* in a mode when "
         "Dynamo logged at least one graph break or skipped a frame.",
         "",
@@ -150,7 +170,7 @@ def render(jsonl: str, top_types: int = 25, top_sites: int = 20) -> str:
         "| | count |",
         "|---|---:|",
         f"| classes tried (PreTrainedModel subclasses) | {s['classes_tried']} |",
-        f"| built from a shrunk default config | {s['classes_built']} |",
+        f"| built from the default config (shrunk; `shrink_level` when a fallback level) | {s['classes_built']} |",
     ]
     for m, d in s["modes"].items():
         lines.append(f"| {m}: ran (eager and compile ok) | {d['ok']} ({_pct(d['ok'], s['classes_tried'])} of the "
@@ -181,6 +201,14 @@ def render(jsonl: str, top_types: int = 25, top_sites: int = 20) -> str:
             lines += ["", f"Skipped frames ({m}), by reason:", ""]
             for r, n in d["skipped_reasons"][:10]:
                 lines.append(f"- {n} × {_md(r)}")
+    mods = s.get("modalities_eval") or {}
+    if mods:
+        lines += ["", "## Inputs of the classes that ran (eval)", "",
+                  "What the chosen input set feeds the forward (from `input_shapes`): a multimodal class counted "
+                  "under `text` alone ran without its other towers.", "",
+                  "| inputs | classes |", "|---|---:|"]
+        for k, n in sorted(mods.items(), key=lambda kv: -kv[1]):
+            lines.append(f"| {k} | {n} |")
     lv = s["shrink_levels_of_ok_records"]
     if set(lv) - {"shrunk"}:
         lines += ["", "Shrink level of the (class, mode) pairs that ran (`bench/hfbuild.py` `LEVELS`: the first "

@@ -847,7 +847,7 @@ def run(args: argparse.Namespace) -> int:
     for rec in C.read_jsonl(args.out):
         done[(rec.get("class"), rec.get("mode"))] = rec
     retry = ({"timeout", "crash"} if args.retry_failed else set()) | (
-        {"build_error", "eager_error"} if args.retry_errors else set())
+        {"build_error", "eager_error", "compile_error"} if args.retry_errors else set())
 
     todo: list[tuple[str, list[str]]] = []
     for n in names:
@@ -955,8 +955,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                    help="a sample: every N-th selected class (in name order), e.g. --every 10")
     p.add_argument("--retry-failed", action="store_true", help="rerun classes that timed out or crashed (with "
                    "--mended: rerun the pairs of --mended-out that did not run cleanly or regressed, keep the rest)")
-    p.add_argument("--retry-errors", action="store_true", help="rerun classes that did not build or run eagerly "
-                   "(after an improvement of bench/hfbuild.py; the meta file records each run)")
+    p.add_argument("--retry-errors", action="store_true", help="rerun classes that did not build, run eagerly or "
+                   "compile (after an improvement of bench/hfbuild.py; the meta file records each run)")
     p.add_argument("--summary", action="store_true", help="only (re)write the markdown summary")
     p.add_argument("--summary-out", default=None, help="markdown path (default: <out>.md)")
     p.add_argument("--no-summary", action="store_true", help="do not write the summary after the run")
