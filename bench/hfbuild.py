@@ -539,6 +539,28 @@ def _assign_placeholder_tokens(cfg: Any, notes: list) -> None:
                 _set(c, k, next(free), notes)
 
 
+def _each_subconfig(cfg: Any, notes: list, shrink: Any) -> None:
+    """``shrink(sub, sub_notes)`` on every sub-config (text, vision, audio,
+    encoder, decoder, backbone ...); their notes prefixed with the key."""
+    for k, v in list(cfg.__dict__.items()):
+        if _is_config(v):
+            sub: list = []
+            shrink(v, sub)
+            notes.extend(f"{k}.{n}" for n in sub)
+
+
+def _cut_layers(cfg: Any, notes: list, repeat: int) -> None:
+    """Layer counts to TARGET_LAYERS, and the lists tied to them: keep one
+    layer of every kind the full pattern has (a hybrid model cut to its first
+    two layers may have no attention layer left, and its cache then has
+    nothing to measure) and the backbone stages a model outputs."""
+    for k, v in list(cfg.__dict__.items()):
+        if k in LAYER_KEYS and isinstance(v, int) and not isinstance(v, bool) and v > TARGET_LAYERS:
+            _set(cfg, k, TARGET_LAYERS, notes)
+    _shrink_layer_patterns(cfg, notes, repeat)
+    _shrink_backbone_stages(cfg, notes)
+
+
 def shrink_config(cfg: Any, notes: Optional[list] = None, depth: int = 0, repeat: int = 1) -> list:
     """Shrink ``cfg`` in place (and its sub-configs); return notes of changes."""
     notes = [] if notes is None else notes
@@ -547,22 +569,8 @@ def shrink_config(cfg: Any, notes: Optional[list] = None, depth: int = 0, repeat
     d = cfg.__dict__
 
     # sub-configs first (text/vision/audio/encoder/decoder/backbone ...)
-    for k, v in list(d.items()):
-        if _is_config(v):
-            sub: list = []
-            shrink_config(v, sub, depth + 1, repeat)
-            notes.extend(f"{k}.{n}" for n in sub)
-
-    # layers
-    for k in list(d):
-        v = d[k]
-        if k in LAYER_KEYS and isinstance(v, int) and not isinstance(v, bool) and v > TARGET_LAYERS:
-            _set(cfg, k, TARGET_LAYERS, notes)
-    # lists tied to the layer count: keep one layer of every kind the full
-    # pattern has (a hybrid model cut to its first two layers may have no
-    # attention layer left, and its cache then has nothing to measure)
-    _shrink_layer_patterns(cfg, notes, repeat)
-    _shrink_backbone_stages(cfg, notes)
+    _each_subconfig(cfg, notes, lambda sub, sub_notes: shrink_config(sub, sub_notes, depth + 1, repeat))
+    _cut_layers(cfg, notes, repeat)
 
     # stage lists (Swin, ResNet, ConvNeXt, PVT, ...): keep the number of stages
     depths = _get(cfg, "depths")
@@ -1419,18 +1427,8 @@ def shrink_depth(cfg: Any, notes: list, vocab: bool, depth: int = 0, repeat: int
     ``vocab`` the vocabulary, moving token ids inside it), nothing else."""
     if depth > 4:
         return
-    d = cfg.__dict__
-    for k, v in list(d.items()):
-        if _is_config(v):
-            sub: list = []
-            shrink_depth(v, sub, vocab, depth + 1, repeat)
-            notes.extend(f"{k}.{n}" for n in sub)
-    for k in list(d):
-        v = d[k]
-        if k in LAYER_KEYS and isinstance(v, int) and not isinstance(v, bool) and v > TARGET_LAYERS:
-            _set(cfg, k, TARGET_LAYERS, notes)
-    _shrink_layer_patterns(cfg, notes, repeat)
-    _shrink_backbone_stages(cfg, notes)
+    _each_subconfig(cfg, notes, lambda sub, sub_notes: shrink_depth(sub, sub_notes, vocab, depth + 1, repeat))
+    _cut_layers(cfg, notes, repeat)
     v = _get(cfg, "vocab_size")
     if vocab and isinstance(v, int) and v > MAX_VOCAB:
         _set(cfg, "vocab_size", MAX_VOCAB, notes)
