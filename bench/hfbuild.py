@@ -68,6 +68,20 @@ def _is_config_cls(c: Any) -> bool:
     return inspect.isclass(c) and issubclass(c, PretrainedConfig)
 
 
+def _params(fn: Any) -> Any:
+    """The parameters of ``fn``'s signature by name (empty when it has none)."""
+    try:
+        return inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return {}
+
+
+def _head_size(d: dict) -> Optional[int]:
+    """A config's per-head size: its ``head_dim``, else width over heads."""
+    H, h = d.get("hidden_size"), d.get("num_attention_heads")
+    return d["head_dim"] if _int(d.get("head_dim")) else (H // h if _int(H) and _int(h) and h else None)
+
+
 def _get(cfg: Any, k: str) -> Any:
     return cfg.__dict__.get(k, None)
 
@@ -411,13 +425,6 @@ def repair_config(cfg: Any, notes: list, depth: int = 0) -> None:
                                                                           for t in v)
             for k, v in d.items()) or isinstance(d.get("layer_types"), list) and "use_sliding_window" not in d):
         _set(cfg, "sliding_window", 4096, notes)
-    # a router whose top-k defaults to None (DeepSeek-V2: the checkpoint sets it)
-    n_exp = next((d[k] for k in EXPERT_KEYS if isinstance(d.get(k), int) and not isinstance(d.get(k), bool)
-                  and d[k] > 0), None)
-    if n_exp:
-        for k in TOPK_KEYS:
-            if k in d and d[k] is None:
-                _set(cfg, k, min(2, n_exp), notes)
     if "prediction_length" in d and d.get("prediction_length") is None:
         _set(cfg, "prediction_length", 8, notes)
     if "context_length" in d and d.get("context_length") is None:
@@ -469,7 +476,7 @@ def _fill_unset(cfg: Any, notes: list, depth: int = 0) -> None:
     # a sparse-attention token indexer's geometry (``indexer_n_heads``,
     # ``indexer_head_dim``, ...): the attention's heads and head size, one
     # key head, a 16-token budget in blocks of 4
-    hd = d.get("head_dim") if _int(d.get("head_dim")) else (H // h if _int(H) and _int(h) and h else None)
+    hd = _head_size(d)
     for k in list(d):
         if d[k] is not None or k in KV_HEAD_KEYS or k == "head_dim":
             continue
@@ -487,7 +494,6 @@ def _fill_unset(cfg: Any, notes: list, depth: int = 0) -> None:
         if (k.endswith("_depth") or k == "depth") and d[k] is None:  # a depth (layer count) a checkpoint sets
             _set(cfg, k, TARGET_LAYERS, notes)
     rp = d.get("rope_parameters")
-    hd = d.get("head_dim") if _int(d.get("head_dim")) else (H // h if _int(H) and _int(h) and h else None)
     if isinstance(rp, dict) and rp and "mrope_section" not in rp and hd and \
             not any(isinstance(v, dict) for v in rp.values()) and \
             any("mrope" in n and callable(getattr(type(cfg), n, None)) for n in dir(type(cfg))):
@@ -765,10 +771,7 @@ def input_variants(model: Any, batch: int = 2, seq: int = 32, seed: int = 0) -> 
 
     cfg = model.config
     g = torch.Generator().manual_seed(seed)
-    try:
-        params = set(inspect.signature(model.forward).parameters)
-    except (TypeError, ValueError):
-        params = set()
+    params = set(_params(model.forward))
     main = getattr(model, "main_input_name", "input_ids")
     if isinstance(main, (list, tuple)):  # e.g. OneFormer: ["pixel_values", "task_inputs"]
         main = main[0] if main else "input_ids"
@@ -1023,11 +1026,7 @@ def _required_merges(model: Any, variants: list) -> list:
     """A forward that requires two modalities at once (PE-Audio: text and
     waveform; X-Codec2: waveform and features): each variant completed with
     the missing required inputs of the first variant that has them."""
-    try:
-        sig = inspect.signature(model.forward)
-    except (TypeError, ValueError):
-        return []
-    req = {p.name for p in sig.parameters.values() if p.default is p.empty
+    req = {p.name for p in _params(model.forward).values() if p.default is p.empty
            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
     out, seen = [], set()
     for lab, v in variants:
@@ -1052,10 +1051,7 @@ def _required_merges(model: Any, variants: list) -> list:
 
 
 def _takes_kwargs(model: Any) -> bool:
-    try:
-        return any(p.kind == p.VAR_KEYWORD for p in inspect.signature(model.forward).parameters.values())
-    except (TypeError, ValueError):
-        return False
+    return any(p.kind == p.VAR_KEYWORD for p in _params(model.forward).values())
 
 
 def _codebook_counts(cfg: Any) -> list[int]:
@@ -1078,11 +1074,8 @@ def _codebook_counts(cfg: Any) -> list[int]:
 def _required_ints(model: Any) -> dict:
     """Required ``int`` parameters of the forward (Bark's ``codebook_idx``):
     1, a valid index past a first given codebook."""
-    try:
-        sig = inspect.signature(model.forward)
-    except (TypeError, ValueError):
-        return {}
-    return {p.name: 1 for p in sig.parameters.values() if p.default is p.empty and p.annotation in (int, "int")}
+    return {p.name: 1 for p in _params(model.forward).values() if p.default is p.empty
+            and p.annotation in (int, "int")}
 
 
 def _codebook_variants(model: Any, cfg: Any, batch: int, seq: int, g: Any, ids: Any, text: dict) -> list:
@@ -1091,7 +1084,6 @@ def _codebook_variants(model: Any, cfg: Any, batch: int, seq: int, g: Any, ids: 
     transposed layout with as many elements runs eagerly but is not what the
     model means), (B, T, K), (B, K, T) or (B, T, K+1) (a text stream beside
     K audio streams, Kyutai), K the config's codebook count."""
-
     out = []
     ints = _required_ints(model)
     for K in _codebook_counts(cfg):
@@ -1105,10 +1097,7 @@ def _codebook_variants(model: Any, cfg: Any, batch: int, seq: int, g: Any, ids: 
 
 
 def _required(model: Any, name: str) -> bool:
-    try:
-        p = inspect.signature(model.forward).parameters.get(name)
-    except (TypeError, ValueError):
-        return False
+    p = _params(model.forward).get(name)
     return p is not None and p.default is p.empty
 
 
@@ -1191,11 +1180,8 @@ def _first_tensor_variants(model: Any, cfg: Any, batch: int, seq: int, g: Any, i
     config's width, an image and a spectrogram, with the width's mask."""
     import torch
 
-    try:
-        sig = inspect.signature(model.forward)
-    except (TypeError, ValueError):
-        return []
-    first = next((p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    params = _params(model.forward)
+    first = next((p for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                   and p.default is p.empty), None)
     if first is None or first.name in ("input_ids", "pixel_values", "input_features", "input_values",
                                        "past_values", "inference_session"):
@@ -1214,11 +1200,11 @@ def _first_tensor_variants(model: Any, cfg: Any, batch: int, seq: int, g: Any, i
     out = []
     for lab, shape, t_axis in shapes:
         x = {first.name: torch.randn(*shape, generator=g)}
-        if lab == "(B,T,hidden)" and "encoder_hidden_states" in sig.parameters and isinstance(E, int) \
+        if lab == "(B,T,hidden)" and "encoder_hidden_states" in params and isinstance(E, int) \
                 and 0 < E <= 8192:
             x["encoder_hidden_states"] = torch.randn(batch, seq, E, generator=g)
         for mask in ("attention_mask", "mask"):
-            if mask in sig.parameters and t_axis is not None:
+            if mask in params and t_axis is not None:
                 x[mask] = torch.ones(batch, shape[t_axis], dtype=torch.bool if mask == "mask" else torch.long)
         out.append((f"{first.name}{lab}", x))
     return out
@@ -1347,8 +1333,7 @@ def _vlm_variants(model: Any, cfg: Any, params: set, batch: int, seq: int, g: An
     pos_mask = "image_embeds_position_mask" in params  # Kosmos-2: image positions as a mask, no token
     if tok is None and not pos_mask:
         return []
-    vc = cfg.__dict__.get("vision_config")
-    vc = vc if _is_config(vc) else cfg
+    vc = _vision_cfg(cfg)
     ch = vc.__dict__.get("num_channels") or vc.__dict__.get("in_channels") or vc.__dict__.get("in_chans") or 3
     ch = ch if isinstance(ch, int) and 0 < ch <= 16 else 3
     cands: list[tuple[str, dict]] = []
@@ -1497,10 +1482,7 @@ def _stock_config(cls: Any, cfg_cls: Any) -> Any:
     (as a decoder with cross-attention for the decoder)."""
     import transformers
 
-    try:
-        params = set(inspect.signature(cls.forward).parameters)
-    except (TypeError, ValueError):
-        params = set()
+    params = set(_params(cls.forward))
     kw = {}
     for k in getattr(cfg_cls, "sub_configs", None) or {}:
         role = "vision" if "vision" in k or (k == "encoder" and "pixel_values" in params) else \
@@ -1546,8 +1528,7 @@ def _absent_value(c: Any, root: Any, name: str) -> tuple[bool, Any]:
     define (its composite sets it on the sub-config, or the model reads a
     sibling architecture's field), from what the field means."""
     d = c.__dict__
-    H, h = d.get("hidden_size"), d.get("num_attention_heads")
-    hd = d.get("head_dim") if _int(d.get("head_dim")) else (H // h if _int(H) and _int(h) and h else None)
+    h, hd = d.get("num_attention_heads"), _head_size(d)
     if name in KV_HEAD_KEYS and _int(h):
         return True, h  # no key/value grouping
     if name == "head_dim" and hd:

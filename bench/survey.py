@@ -273,12 +273,10 @@ def _inputs_for(model: Any, label: Optional[str], batch: int, seq: int) -> tuple
     return label, out
 
 
-def input_spec(rec: Any) -> dict:
-    """How the survey ran a class: its input label, shrink level and
-    sequence length (from its record; a bare label from older records)."""
-    if isinstance(rec, dict):
-        return {"inputs": rec.get("inputs"), "level": rec.get("shrink_level", "shrunk"), "seq": rec.get("seq")}
-    return {"inputs": rec, "level": "shrunk", "seq": None}
+def input_spec(rec: dict) -> dict:
+    """How the survey ran a class, from its record: its input label, shrink
+    level and sequence length (None: the default)."""
+    return {"inputs": rec.get("inputs"), "level": rec.get("shrink_level", "shrunk"), "seq": rec.get("seq")}
 
 
 def mended_phase_child(name: str, modes: list[str], phase: str, work: str, labels: dict, emit: Callable,
@@ -304,7 +302,7 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
     def out(mode: str, status: str, **kw: Any) -> None:
         emit({**base, "mode": mode, "status": status, "wall_s": round(time.perf_counter() - t_start, 3), **kw})
 
-    label_spec = input_spec(labels.get(name))
+    label_spec = labels.get(name) or input_spec({})  # the driver's input_spec of the class's record
     level, seq = label_spec["level"], label_spec["seq"] or seq
     try:
         cls = getattr(transformers, name)

@@ -109,6 +109,21 @@ def test_survey_eager_only_coverage_pass(tmp_path):
         assert video["status"] == "eager_ok" and video["input_shapes"]["pixel_values"][1] == 8, video
 
 
+def test_survey_input_spec_carries_level_and_seq():
+    """The mended and arms phases rebuild a class at the level and sequence
+    its survey record says (the spec reaches the child as it is)."""
+    pytest.importorskip("transformers")
+    sys.path.insert(0, BENCH)
+    try:
+        import survey
+    finally:
+        sys.path.remove(BENCH)
+    spec = survey.input_spec({"inputs": "text", "shrink_level": "layers", "seq": 8})
+    assert spec == {"inputs": "text", "level": "layers", "seq": 8}
+    assert json.loads(json.dumps(spec)) == spec
+    assert survey.input_spec({"inputs": "image"}) == {"inputs": "image", "level": "shrunk", "seq": None}
+
+
 def test_hfbuild_levels_cut_only_what_they_say():
     pytest.importorskip("transformers")
     sys.path.insert(0, BENCH)
