@@ -113,8 +113,11 @@ def merge_arm(before: dict, arm: str, ref: Optional[dict], rec: Optional[dict]) 
     o = rec.get("outputs") or {}
     out["outputs"] = o
     out["compile_s"] = rec.get("compile_s")
-    out["control"] = ref.get("control")
-    out["verdict"] = verdict(o, ref.get("control"))
+    # the original compiled against its eager run: the original arm's own
+    # finding, recorded by every later arm of the same run (--mended: the
+    # reference phase's)
+    out["control"] = o.get("control_original_compiled_vs_eager") or ref.get("control")
+    out["verdict"] = verdict(o, out["control"])
     return out
 
 

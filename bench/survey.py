@@ -233,6 +233,24 @@ def mended_tasks(src: str, only: list[str], modes: list[str] | None = None) -> l
     return [(n, sorted(by_class[n])) for n in names]
 
 
+def one_per_module(src: str, tasks: list[tuple[str, list[str]]]) -> list[tuple[str, list[str]]]:
+    """A sample of ``tasks``: for every (modeling module, mode), the breaking
+    class that compiled fastest in the survey.  Classes of one module share
+    its code, hence (mostly) its break sites; one of them per mode keeps every
+    module in the sample at a fraction of the cost."""
+    recs = {(r.get("class"), r.get("mode")): r for r in C.read_jsonl(src)}
+    best: dict[tuple[str, str], tuple[float, str]] = {}
+    for c, ms in tasks:
+        for m in ms:
+            r = recs[(c, m)]
+            key = (r.get("module") or c, m)
+            cand = (r.get("compile_s") or 0.0, c)
+            best[key] = min(best.get(key, cand), cand)
+    keep = {(c, m) for (_, m), (_, c) in best.items()}
+    out = [(c, [m for m in ms if (c, m) in keep]) for c, ms in tasks]
+    return [(c, ms) for c, ms in out if ms]
+
+
 def _install_hook() -> None:
     if "transformers" in sys.modules:
         raise RuntimeError("transformers was imported before graphmend's hook")
@@ -281,20 +299,28 @@ def input_spec(rec: dict) -> dict:
 
 def mended_phase_child(name: str, modes: list[str], phase: str, work: str, labels: dict, emit: Callable,
                        seq: int, batch: int) -> None:
-    """One class in one phase (``original`` or ``mended``), every mode.
+    """One class in one phase, every mode.  Phases: ``original`` (the eager
+    reference and, as a control, the original compiled: --mended),
+    ``reference`` (the eager reference only: --arms, whose ``original`` arm is
+    the control), ``mended`` and ``arm:NAME`` (compiled and eager against the
+    reference, and counted).
 
     Every pass gets a freshly built model with the same state_dict: a model
     that already ran carries state a first call changes (BigBird switches
     ``block_sparse`` to ``original_full`` on short inputs and builds new
     attention modules, which draws from the RNG; BatchNorm running stats in
-    train mode), so reusing it would compare different programs."""
+    train mode), so reusing it would compare different programs.  Every
+    fresh model is first warmed as the survey counts (one eager eval forward;
+    in train mode one eager train forward), so the count and the outputs come
+    from one compilation and the reference sees the same state."""
     import torch
 
     torch.set_num_threads(1)
     import _equiv as E
+    import arms as A
     import hfbuild
     import transformers
-    from graphmend.judge import explain
+    from graphmend.judge import explain_calls
 
     base: dict[str, Any] = {"class": name, "phase": phase}
     t_start = time.perf_counter()
@@ -313,13 +339,31 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
         return
     init_sd = {k: v.detach().clone() for k, v in model.state_dict().items()}
 
-    def fresh(sd: dict, train: bool) -> Any:
+    def warmed(sd: dict, train: bool, x0: dict) -> Any:
         m, _ = hfbuild.build(cls, level=level)
         m.load_state_dict(sd, strict=True)
+        m.eval()
+        with torch.no_grad():
+            m(**x0)
         m.train(train)
+        if train:
+            with torch.enable_grad():
+                torch.manual_seed(0)
+                m(**x0)
         return m
 
-    if phase == "original":
+    def eager_runs(m: Any, inputs: list[dict], ctx: Callable) -> tuple[list, list]:
+        outs, effects = [], []
+        with ctx():
+            for x in inputs:
+                torch.manual_seed(0)
+                with E.SideEffects() as se:
+                    y = m(**x)
+                outs.append(E.flatten(y))
+                effects.append(se.record())
+        return outs, effects
+
+    if phase in ("original", "reference"):
         try:
             label, inputs = _inputs_for(model, label_spec["inputs"], batch, seq)
         except Exception as e:  # noqa: BLE001
@@ -330,33 +374,18 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
         train = mode == "train"
         ctx = torch.enable_grad if train else torch.no_grad
         try:
-            if phase == "original":
-                model = fresh(init_sd, train)
-                outs, effects = [], []
-                with ctx():
-                    for x in inputs:
-                        torch.manual_seed(0)
-                        with E.SideEffects() as se:
-                            y = model(**x)
-                        outs.append(E.flatten(y))
-                        effects.append(se.record())
-                # control: the ORIGINAL model compiled (counting backend) vs its
-                # eager run, so that a difference Dynamo itself makes is not
-                # charged to graphmend
-                model = fresh(init_sd, train)
-                torch._dynamo.reset()
-                compiled = torch.compile(model, backend=lambda gm, ex: gm.forward, fullgraph=False)
-                couts = []
-                with ctx():
-                    for x in inputs:
-                        torch.manual_seed(0)
-                        couts.append(E.flatten(compiled(**x)))
-                torch._dynamo.reset()
-                del compiled
-                control = _merge_cmp([E.compare(a, b) for a, b in zip(outs, couts)])
-                torch.save({"state_dict": init_sd, "inputs": inputs, "label": label, "outputs": outs,
-                            "compiled_outputs": couts, "control": control, "effects": effects},
-                           _pair_path(work, name, mode))
+            if phase in ("original", "reference"):
+                outs, effects = eager_runs(warmed(init_sd, train, inputs[0]), inputs, ctx)
+                ref = {"state_dict": init_sd, "inputs": inputs, "label": label, "outputs": outs, "effects": effects}
+                control = None
+                if phase == "original":
+                    # control: the ORIGINAL model compiled (counting backend) vs
+                    # its eager run, so that a difference Dynamo itself makes
+                    # is not charged to graphmend
+                    _, couts = _compiled_runs(warmed(init_sd, train, inputs[0]), inputs, ctx, explain_calls)
+                    control = _merge_cmp([E.compare(a, b) for a, b in zip(outs, couts)])
+                    ref.update(compiled_outputs=couts, control=control)
+                torch.save(ref, _pair_path(work, name, mode))
                 out(mode, "ok", inputs=label, side_effect_events=sum(len(e["events"]) for e in effects),
                     control=control)
                 continue
@@ -364,62 +393,40 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
         except Exception as e:  # noqa: BLE001
             out(mode, "eager_error", stage=f"{phase}-eager", error=C.short_error(e), error_site=C.error_site(e))
             continue
-        # mended: compiled (counting backend) from this fresh child, eager, then counted
+        # this phase's program: compiled once (counting backend; the count is
+        # its first call's), then eagerly, both against the reference
         inputs = ref["inputs"]
         sd = ref["state_dict"]
         stage = "load"
         try:
-            model = fresh(sd, train)
-
-            def counting_backend(gm: Any, example_inputs: Any) -> Any:
-                return gm.forward
-
+            model = warmed(sd, train, inputs[0])
             stage = "compiled"
-            torch._dynamo.reset()
-            compiled = torch.compile(model, backend=counting_backend, fullgraph=False)
-            cmp_c, effects, couts = [], [], []
-            with ctx():
-                for i, x in enumerate(inputs):
-                    torch.manual_seed(0)
-                    with E.SideEffects() as se:
-                        y = compiled(**x)
-                    couts.append(E.flatten(y))
-                    cmp_c.append(E.compare(ref["outputs"][i], couts[-1]))
-                    effects.append(se.record())
-            torch._dynamo.reset()
-            del compiled
-            stage = "eager"
-            model = fresh(sd, train)
-            cmp_e, own = [], []
-            with ctx():
-                for i, x in enumerate(inputs):
-                    torch.manual_seed(0)
-                    y = E.flatten(model(**x))
-                    cmp_e.append(E.compare(ref["outputs"][i], y))
-                    own.append(E.compare(y, couts[i]))
-            se_cmp = E.compare_side_effects(ref["effects"], effects)
-            # counted as the survey counts: a fresh model, one eager eval
-            # forward (the survey's input choice), in train mode one eager
-            # train forward, then explain
-            stage = "count"
-            model = fresh(sd, False)
-            with torch.no_grad():
-                model(**inputs[0])
-            model.train(train)
             t0 = time.perf_counter()
-            with ctx():
-                if train:
-                    torch.manual_seed(0)
-                    model(**inputs[0])
-                torch.manual_seed(0)
-                rep = explain(model, **inputs[0])
+            (rep, effects), couts = _compiled_runs(model, inputs, ctx, explain_calls, side_effects=True)
+            compile_s = time.perf_counter() - t0
+            del model
+            stage = "eager"
+            if phase.startswith("arm:") and not A.ARMS[phase[4:]]["hook"]:
+                own_outs = ref["outputs"]  # Dynamo's config alone: the eager program is the reference's
+            else:
+                own_outs, _ = eager_runs(warmed(sd, train, inputs[0]), inputs, ctx)
+            cmp_c = [E.compare(a, b) for a, b in zip(ref["outputs"], couts)]
+            cmp_e = [E.compare(a, b) for a, b in zip(ref["outputs"], own_outs)]
+            own = [E.compare(a, b) for a, b in zip(own_outs, couts)]
+            se_cmp = E.compare_side_effects(ref["effects"], effects)
+            orig = ref
+            if phase == "arm:original":  # the control the other arms are judged against
+                orig = {"compiled_outputs": couts, "control": _merge_cmp(cmp_c)}
+                torch.save(orig, _pair_path(work, name, mode) + ".original")
+            elif os.path.exists(_pair_path(work, name, mode) + ".original"):
+                orig = torch.load(_pair_path(work, name, mode) + ".original", weights_only=False)
             outputs = {
                 "identical": all(c["identical"] for c in cmp_c + cmp_e) and se_cmp["identical"],
                 "compiled_vs_original_eager": _merge_cmp(cmp_c),
                 "compiled_vs_original_compiled": _merge_cmp(
-                    [E.compare(a, b) for a, b in zip(ref["compiled_outputs"], couts)]) if "compiled_outputs" in ref
-                else None,
-                "control_original_compiled_vs_eager": ref.get("control"),
+                    [E.compare(a, b) for a, b in zip(orig["compiled_outputs"], couts)])
+                if "compiled_outputs" in orig else None,
+                "control_original_compiled_vs_eager": orig.get("control"),
                 "eager_vs_original_eager": _merge_cmp(cmp_e),
                 # this phase's compiled model against its own eager run: where
                 # they differ the difference is this arm's (the switches are
@@ -428,11 +435,36 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
                 "side_effects": se_cmp,
                 "inputs": len(inputs),
             }
-            out(mode, "ok", inputs=ref["label"], compile_s=round(time.perf_counter() - t0, 3), outputs=outputs,
-                graphmend_core=C.core_digest(), **C.summarize_report(rep))
+            out(mode, "ok", inputs=ref["label"], compile_s=round(compile_s, 3), outputs=outputs,
+                later_recompiles=rep.later_recompiles, graphmend_core=C.core_digest(), **C.summarize_report(rep))
         except Exception as e:  # noqa: BLE001
-            out(mode, "compile_error" if stage in ("compiled", "count") else "eager_error", stage=f"mended-{stage}",
+            out(mode, "compile_error" if stage == "compiled" else "eager_error", stage=f"{phase}-{stage}",
                 error=C.short_error(e), error_site=C.error_site(e))
+
+
+def _compiled_runs(model: Any, inputs: list[dict], ctx: Callable, explain_calls: Callable,
+                   side_effects: bool = False) -> tuple[Any, list]:
+    """``model`` compiled once and called on every input, each after
+    ``manual_seed(0)`` as the eager reference is: ((report, side effects),
+    flattened outputs)."""
+    import contextlib
+
+    import torch
+
+    import _equiv as E
+
+    ses: list = []
+
+    def before(i: int) -> Any:
+        torch.manual_seed(0)
+        stack = contextlib.ExitStack()
+        stack.enter_context(ctx())
+        if side_effects:
+            ses.append(stack.enter_context(E.SideEffects()))
+        return stack
+
+    rep, ys = explain_calls(model, [((), x) for x in inputs], before_call=before)
+    return (rep, [se.record() for se in ses]), [E.flatten(y) for y in ys]
 
 
 def _merge_cmp(cmps: list[dict]) -> dict:
@@ -601,6 +633,8 @@ def run_arms(args: argparse.Namespace) -> int:
         return 0
     src = args.mended_from
     tasks = mended_tasks(src, args.only, args.modes)
+    if args.one_per_module:
+        tasks = one_per_module(src, tasks)
     if args.every > 1:
         tasks = tasks[:: args.every]
     if args.limit:
@@ -623,7 +657,7 @@ def run_arms(args: argparse.Namespace) -> int:
     by_class: dict[str, list[str]] = {}
     for c, m in need:
         by_class.setdefault(c, []).append(m)
-    refs = _run_phase("original", sorted(by_class.items()), labels, work, args, env)
+    refs = _run_phase("reference", sorted(by_class.items()), labels, work, args, env)
     for a in arm_list:
         todo = [(c, [m for m in ms if (refs.get((c, m)) or {}).get("status") == "ok"]) for c, ms in pending[a]]
         got = _run_phase(f"arm:{a}", [(c, ms) for c, ms in todo if ms], labels, work, args, env)
@@ -949,6 +983,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                    help="coverage pass: build, choose inputs and run each mode eagerly, no Dynamo (status eager_ok); "
                         "use with a separate --out")
     p.add_argument("--limit", type=int, default=0, help="first N selected classes only")
+    p.add_argument("--one-per-module", action="store_true",
+                   help="--arms: a sample of one breaking class per modeling module and mode (the fastest to compile "
+                        "in the survey)")
     p.add_argument("--every", type=int, default=1, metavar="N",
                    help="a sample: every N-th selected class (in name order), e.g. --every 10")
     p.add_argument("--retry-failed", action="store_true", help="rerun classes that timed out or crashed (with "

@@ -150,6 +150,7 @@ class ExplainReport:
     graph_info: list[GraphInfo]
     torch_version: str
     hooked: bool  # True when break events came from Dynamo's log hook
+    later_recompiles: int = 0  # explain_calls: recompiles caused by the calls after the first
 
     # -- derived ------------------------------------------------------------
     @property
@@ -476,6 +477,22 @@ def explain(model_or_fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Expla
 
 def explain_with_output(model_or_fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[ExplainReport, Any]:
     """Like :func:`explain`, and also return what the compiled call returned."""
+    report, outs = explain_calls(model_or_fn, [(args, kwargs)])
+    return report, outs[0]
+
+
+def explain_calls(
+    model_or_fn: Callable[..., Any],
+    calls: list[tuple[tuple, dict]],
+    before_call: Optional[Callable[[int], Any]] = None,
+) -> tuple[ExplainReport, list[Any]]:
+    """Compile once and make every call ``(args, kwargs)`` in turn; the report
+    counts the first call (as :func:`explain` does), the later calls reuse what
+    it compiled (a recompile they cause is added to ``later_recompiles``).
+
+    ``before_call(i)`` runs eagerly before call ``i`` (e.g. to seed the RNG);
+    its result, a context manager or None, wraps the call.  One Dynamo
+    compilation serves a count and several output checks."""
     import torch
     import torch._dynamo as dynamo
     from torch._dynamo.utils import counters
@@ -495,9 +512,18 @@ def explain_with_output(model_or_fn: Callable[..., Any], *args: Any, **kwargs: A
         return gm.forward
 
     compiled = torch.compile(model_or_fn, backend=counting_backend, fullgraph=False)
+
+    def call(i: int) -> Any:
+        args, kwargs = calls[i]
+        ctx = before_call(i) if before_call is not None else None
+        if ctx is None:
+            return compiled(*args, **kwargs)
+        with ctx:
+            return compiled(*args, **kwargs)
+
     try:
         with _Capture() as cap:
-            out = compiled(*args, **kwargs)
+            outs = [call(0)]
 
         graph_info = []
         for gm in gms:
@@ -569,6 +595,11 @@ def explain_with_output(model_or_fn: Callable[..., Any], *args: Any, **kwargs: A
             torch_version=str(torch.__version__),
             hooked=hooked,
         )
-        return report, out
+        n_metrics = len(get_metrics()) if get_metrics else 0
+        for i in range(1, len(calls)):
+            outs.append(call(i))
+        if get_metrics:
+            report.later_recompiles = sum(1 for m in get_metrics()[n_metrics:] if getattr(m, "recompile_reason", None))
+        return report, outs
     finally:
         dynamo.reset()

@@ -124,6 +124,22 @@ def test_survey_input_spec_carries_level_and_seq():
     assert survey.input_spec({"inputs": "image"}) == {"inputs": "image", "level": "shrunk", "seq": None}
 
 
+def test_survey_one_per_module_keeps_the_fastest_class_of_each_module_and_mode(tmp_path):
+    sys.path.insert(0, BENCH)
+    try:
+        import survey
+    finally:
+        sys.path.remove(BENCH)
+    src = tmp_path / "survey.jsonl"
+    rows = [("AModel", "m.a", "eval", 3.0), ("AForX", "m.a", "eval", 1.0), ("AModel", "m.a", "train", 2.0),
+            ("AForX", "m.a", "train", 5.0), ("BModel", "m.b", "eval", 9.0)]
+    src.write_text("".join(json.dumps({"class": c, "module": mod, "mode": m, "status": "ok", "compile_s": t,
+                                       "break_events": 1, "skipped_frames": 0}) + "\n" for c, mod, m, t in rows))
+    tasks = survey.mended_tasks(str(src), [])
+    assert survey.one_per_module(str(src), tasks) == [("AForX", ["eval"]), ("AModel", ["train"]),
+                                                       ("BModel", ["eval"])]
+
+
 def test_hfbuild_levels_cut_only_what_they_say():
     pytest.importorskip("transformers")
     sys.path.insert(0, BENCH)
@@ -445,6 +461,9 @@ def test_survey_arms_one_breaking_class(tmp_path):
     assert recs["original"]["counts"]["break_events"] >= 1
     assert recs["switches"]["counts"]["break_events"] < recs["original"]["counts"]["break_events"]
     assert all(r["verdict"] == "identical" for r in recs.values()), [r["outputs"] for r in recs.values()]
+    # the original arm is the control every later arm records (no second compile of the original)
+    assert all(r["control"]["identical"] for r in recs.values()), [r["control"] for r in recs.values()]
+    assert recs["switches"]["outputs"]["compiled_vs_original_compiled"]["identical"]
     s = json.loads((tmp_path / "arms.summary.json").read_text())
     assert s["modes"]["eval"]["arms"]["original"]["break_events"] == recs["original"]["counts"]["break_events"]
     p = subprocess.run(cmd, capture_output=True, text=True, env=_env(), cwd=REPO)

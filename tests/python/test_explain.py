@@ -11,11 +11,11 @@ torch = pytest.importorskip("torch")
 
 try:
     from graphmend import explain_cli
-    from graphmend.judge import explain, gb_registry, lookup_gb_id
+    from graphmend.judge import explain, explain_calls, gb_registry, lookup_gb_id
 except ImportError:  # running from a source tree without an install
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
     from graphmend import explain_cli
-    from graphmend.judge import explain, gb_registry, lookup_gb_id
+    from graphmend.judge import explain, explain_calls, gb_registry, lookup_gb_id
 
 THIS = os.path.abspath(__file__)
 
@@ -156,6 +156,32 @@ def test_dynamo_state_is_reset_between_calls():
     a = explain(print_in_middle, torch.randn(4))
     b = explain(print_in_middle, torch.randn(4))
     assert (a.graphs, a.break_events) == (b.graphs, b.break_events) == (2, 1)
+
+
+def test_explain_calls_counts_the_first_call_and_returns_every_output():
+    xs = [torch.randn(4) for _ in range(3)]
+    seen = []
+    rep, outs = explain_calls(data_dependent, [((x,), {}) for x in xs], before_call=seen.append)
+    one = explain(data_dependent, xs[0])
+    assert (rep.graphs, rep.break_events) == (one.graphs, one.break_events) == (2, 1)
+    assert seen == [0, 1, 2]
+    for x, y in zip(xs, outs):
+        assert torch.equal(y, data_dependent(x))
+    assert rep.later_recompiles == 0
+    # a later call of another shape recompiles: counted apart from the first call's report
+    rep, _ = explain_calls(clean, [((torch.randn(4),), {}), ((torch.randn(2, 3),), {})])
+    assert (rep.graphs, rep.recompiles, rep.later_recompiles) == (1, 0, 1)
+
+
+def test_explain_calls_before_call_context_wraps_the_call():
+    with_grad = []
+
+    def f(x):
+        with_grad.append(torch.is_grad_enabled())
+        return x + 1
+
+    explain_calls(f, [((torch.ones(2),), {})] * 2, before_call=lambda i: torch.no_grad() if i else None)
+    assert with_grad[0] is True and with_grad[-1] is False
 
 
 # ------------------------------------------------------------------- CLI
