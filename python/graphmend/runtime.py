@@ -23,7 +23,8 @@ Two families, documented precisely in ``docs/runtime.md``:
   ``masked_update``, ``x[mask] += v`` and its kin likewise (GM404);
 * loops ([Rows]): ``nonzero_rows``, ``for e in hit.nonzero():`` over every
   index of ``hit`` while compiling with dynamic-output-shape capture, when
-  the indices ``hit`` leaves out provably do nothing (GM409);
+  the indices ``hit`` leaves out provably do nothing, and ``hit_row``, the
+  mask's row of an index, all zero for one ``hit`` leaves out (GM409);
 * stores ([Store]): ``assign_to``, ``self.buf = self.buf.to(...)`` without
   the store that changes nothing (GM506).
 
@@ -58,6 +59,7 @@ __all__ = [  # noqa: F822
     "flush",
     "fmt",
     "fmt_percent",
+    "hit_row",
     "item",
     "log",
     "log_if",
@@ -1012,22 +1014,45 @@ def _elementwise(fn) -> bool:
 _ROWWISE_TORCH = frozenset({"Linear", "LayerNorm", "RMSNorm"})
 
 
+def _identity_dropout(m) -> bool:
+    """``m`` is exactly torch.nn's ``Dropout``, without hooks, and the
+    identity: in eval, or with ``p == 0``."""
+    cls = type(m)
+    return (cls.__module__.startswith("torch.nn.modules.") and cls.__name__ == "Dropout"
+            and (not m.training or m.p == 0) and not m._forward_hooks and not m._forward_pre_hooks)
+
+
 def _known_layer(m) -> bool:
     cls = type(m)
-    if cls.__module__.startswith("torch.nn.modules."):
-        if cls.__name__ == "Dropout":
-            return not m.training or m.p == 0
-        if cls.__name__ in _ROWWISE_TORCH:
-            return True
-    return _elementwise(m)
+    if cls.__module__.startswith("torch.nn.modules.") and cls.__name__ in _ROWWISE_TORCH:
+        return True
+    return _identity_dropout(m) or _elementwise(m)
 
 
-def _experts_of(container, cls, layers, count) -> bool:
-    """``container[i]`` is exactly a ``cls`` (whose forward GM409 proved pure
-    but for calling its attributes ``layers``) for every ``0 <= i < count``,
-    and each of those attributes is a layer the runtime knows."""
-    for i in range(count):
-        expert = container[i]
+def _entry_keys(container, count, key=None) -> list | None:
+    """The keys of ``container``'s entries for the indices ``0 <= i < count``:
+    ``i`` itself, or ``key.format(i)`` for a container of named entries
+    (``self[f"expert_{i}"]``: an ``nn.ModuleDict``, or a ``dict``, whose
+    ``in`` is a plain key lookup); None when one of them is missing."""
+    if key is None:
+        return list(range(count)) if _has_entries(container, count) else None
+    torch = _sys.modules["torch"]
+    if not isinstance(container, (torch.nn.ModuleDict, dict)):
+        return None
+    keys = [key.format(i) for i in range(count)]
+    return keys if all(k in container for k in keys) else None
+
+
+def _experts_of(container, cls, layers, count, key=None) -> bool:
+    """``container[i]`` (``container[key.format(i)]``) is exactly a ``cls``
+    (whose forward GM409 proved pure but for calling its attributes
+    ``layers``) for every ``0 <= i < count``, and each of those attributes is
+    a layer the runtime knows."""
+    keys = _entry_keys(container, count, key)
+    if keys is None:
+        return False
+    for k in keys:
+        expert = container[k]
         if type(expert) is not cls:
             return False
         for name in layers:
@@ -1049,7 +1074,7 @@ def _has_entries(container, count) -> bool:
 
 
 def _nonzero_rows(rows, length, module=None, item=False, row=False, entries=(), guarded=(),
-                  elementwise=(), experts=()):
+                  elementwise=(), experts=(), keys=()):
     """The indices where a 1-d ``hit`` of ``length`` elements is true, in
     ascending order, as the original loop had them: for ``rows =
     hit.nonzero()`` what ``for row in rows: i = row[0]`` visits (``i =
@@ -1072,12 +1097,15 @@ def _nonzero_rows(rows, length, module=None, item=False, row=False, entries=(), 
     (the body indexes it only under ``i < bound``), and each of
     ``elementwise`` (submodules the body calls on the selected rows, so on
     zero rows for an index ``hit`` leaves out) is an elementwise activation
-    without hooks; for each ``(container, cls, layers)`` of ``experts`` (the
+    or a ``Dropout`` that is the identity, without hooks; for each ``(container, cls, layers)`` of ``experts`` (the
     body calls ``container[i]``), every entry is exactly a ``cls``, whose
     forward GM409 proved pure but for calling its attributes ``layers``, and
     each of those is a layer known to compute row by row with no effect
-    (``_known_layer``).  Otherwise (and always eagerly) exactly the original
-    values.
+    (``_known_layer``); a 4-tuple ``(container, cls, layers, key)`` names its
+    entries ``key.format(i)``, and each ``(container, key)`` of ``keys`` has
+    an entry ``key.format(i)`` for every index (``self[f"expert_{i}"]``: the
+    f-string formats the index's 0-d tensor as it formats the int).
+    Otherwise (and always eagerly) exactly the original values.
     """
     torch = _sys.modules["torch"]
     one_column = rows.dim() == 2 and rows.shape[1] == 1
@@ -1090,8 +1118,9 @@ def _nonzero_rows(rows, length, module=None, item=False, row=False, entries=(), 
         and (module is None or _hook_free(module))
         and all(_has_entries(c, length) for c in entries)
         and all(type(b) is int and _has_entries(c, min(length, b)) for c, b in guarded)
-        and all(_elementwise(f) for f in elementwise)
-        and all(_experts_of(c, cls, layers, length) for c, cls, layers in experts)
+        and all(_elementwise(f) or _identity_dropout(f) for f in elementwise)
+        and all(_experts_of(c, cls, layers, length, *key) for c, cls, layers, *key in experts)
+        and all(_entry_keys(c, length, k) is not None for c, k in keys)
     ):
         return [[i] for i in range(length)] if row else range(length)
     if row:
@@ -1105,6 +1134,26 @@ def _nonzero_rows(rows, length, module=None, item=False, row=False, entries=(), 
     # map: no Python frame of ours runs per row, so eagerly and in a frame
     # Dynamo skips nothing of this module is compiled (as for the original).
     return map(torch.Tensor.item if item else _operator.itemgetter(0), rows)
+
+
+def _hit_row(mask, index, rows):
+    """``mask[index]``, for an ``index`` of the loop ``nonzero_rows(rows, ...)``
+    runs.
+
+    Eagerly, and for an index that is a row of ``rows`` (a tensor), exactly
+    ``mask[index]``.  While compiling, for an index of the unrolled loop (an
+    int ``i``, or ``[i]``), that row where ``rows`` lists ``i`` and a row of
+    zeros of the same shape and dtype where it does not: one
+    ``torch.where`` on whether ``i`` is among ``rows``, so the loop's step
+    for an index the original skipped selects nothing, whatever the sign of
+    the mask (GM409 proves that a step selecting nothing does nothing)."""
+    selected = mask[index]
+    i = index[0] if type(index) is list and len(index) == 1 else index
+    if _compiling() and type(i) is int:
+        torch = _sys.modules["torch"]
+        listed = rows[:, 0] if rows.dim() == 2 else rows
+        return torch.where((listed == i).any(), selected, torch.zeros_like(selected))
+    return selected
 
 
 # ---------------------------------------------------------------------------
@@ -1448,6 +1497,7 @@ _PUBLIC = {
     "masked_reduce": _masked_reduce,
     "masked_update": _masked_update,
     "nonzero_rows": _nonzero_rows,
+    "hit_row": _hit_row,
     "flush": _flush,
     "pending": _pending,
 }
@@ -1474,6 +1524,7 @@ def _arm() -> bool:
         skip_code(_RuntimeModule.__setattr__.__code__)
         # Called from a frame Dynamo skipped, it is not a frame to compile.
         skip_code(_nonzero_rows.__code__)
+        skip_code(_hit_row.__code__)
         from torch._dynamo.comptime import comptime
 
         _comptime = comptime

@@ -40,6 +40,8 @@ CASES = {
     "FusedExperts": ((4, 8, 6), 4, 8, 2),
     "GuardedExperts": ((4, 8), 6, 8, 2),
     "ColumnExperts": ((4, 8), 4, 8, 2),
+    "SignedExperts": ((), 4, 8, 2),
+    "InlineSignedExperts": ((), 4, 8, 2),
 }
 
 
@@ -75,6 +77,14 @@ def _inputs(name, seed):
         kept = torch.rand(tokens, 1, 1, generator=g) < 0.8
         mask = torch.nn.functional.one_hot(idx, classes) * kept
         return x, mask, torch.rand(tokens, 1, generator=g)
+    if name in ("SignedExperts", "InlineSignedExperts"):
+        routing = torch.nn.functional.one_hot(idx, classes)
+        if name == "SignedExperts":
+            # The last class (unused by the first routing) gets +1 and -1:
+            # its sum is 0, the original skips it, yet its row is not zero.
+            routing[0, 0, classes - 1] += 1
+            routing[1, 0, classes - 1] -= 1
+        return x, routing, torch.rand(tokens, k, generator=g)
     return x, idx, torch.rand(tokens, k, generator=g)
 
 
@@ -189,7 +199,7 @@ def _outcome(model, args):
     return counts, got
 
 
-@pytest.mark.parametrize("change", ["activation", "short_weights", "expert_layer"])
+@pytest.mark.parametrize("change", ["activation", "short_weights", "expert_layer", "missing_key"])
 def test_what_the_runtime_cannot_check_keeps_the_original_loop(modules, switches, change):
     """The safe fix holds because nonzero_rows checks, while compiling, what
     the body needs for an index no token chose: an activation it does not
@@ -198,7 +208,7 @@ def test_what_the_runtime_cannot_check_keeps_the_original_loop(modules, switches
     it loop as the original: the same graphs and breaks, the same values."""
     original, mended = modules
     switches.capture_scalar_outputs = switches.capture_dynamic_output_shape_ops = True
-    name = "ListExperts" if change == "expert_layer" else "GatedExperts"
+    name = {"expert_layer": "ListExperts", "missing_key": "DictExperts"}.get(change, "GatedExperts")
     args = _inputs(name, 0)  # routes to experts 0 and 1 only
     results = []
     for module in (original, mended):
@@ -207,6 +217,8 @@ def test_what_the_runtime_cannot_check_keeps_the_original_loop(modules, switches
             model.act_fn = _PlainSiLU()
         elif change == "short_weights":
             model.down_proj = torch.nn.Parameter(model.down_proj.detach()[:2].clone())
+        elif change == "missing_key":  # an expert no token chose is not there
+            del model["expert_3"]
         else:  # a layer of one expert the runtime does not know
             model.experts[3].w1 = torch.nn.Sequential(model.experts[3].w1, _PlainSiLU())
         want = model(*args)
@@ -226,6 +238,17 @@ def test_entry_and_activation_checks():
     assert rt._has_entries(nn.ModuleList([nn.Identity()] * 2), 2)
     assert not rt._has_entries(nn.ModuleDict({"0": nn.Identity()}), 1)  # keys, not indices
     assert not rt._has_entries(None, 1)
+    named = nn.ModuleDict({f"expert_{i}": nn.Identity() for i in range(3)})
+    assert rt._entry_keys(named, 3, "expert_{}") == ["expert_0", "expert_1", "expert_2"]
+    assert rt._entry_keys(named, 4, "expert_{}") is None
+    assert rt._entry_keys(nn.ModuleList([nn.Identity()]), 1, "expert_{}") is None  # not named entries
+    assert rt._experts_of(named, nn.Identity, (), 3, "expert_{}")
+    assert not rt._experts_of(named, nn.ReLU, (), 3, "expert_{}")
+    # Dropout is a known layer only as the identity: a draw in training could move a generator
+    assert rt._known_layer(nn.Dropout(0.1).eval()) and rt._known_layer(nn.Dropout(0.0).train())
+    assert not rt._known_layer(nn.Dropout(0.1).train())
+    assert rt._identity_dropout(nn.Dropout(0.1).eval()) and not rt._identity_dropout(nn.Dropout(0.1).train())
+    assert not rt._identity_dropout(nn.AlphaDropout(0.1).eval())  # exactly Dropout
     for known in (nn.SiLU(), nn.GELU(), nn.Identity(), nn.ReLU()):
         assert rt._elementwise(known)
     hooked = nn.SiLU()

@@ -57,8 +57,13 @@ does. Proven statically:
   dimension of the mask but the first (its rank is known from a `permute`,
   `view` or `reshape`) and the mask is non-negative (`one_hot`, a comparison,
   and views and casts of those): an index the condition leaves out has an
-  all-zero row, so `torch.where(mask[i])` selects nothing (a mask of unknown
-  sign makes the fix unsafe, see below);
+  all-zero row, so `torch.where(mask[i])` selects nothing. A mask of unknown
+  sign (Switch Transformers' router choice, a parameter) with the rows in a
+  name: the selection reads the row as `_graphmend_rt.hit_row(mask, i,
+  rows)`, which is `mask[i]` eagerly and for an index the rows list, and a
+  row of zeros (same shape and dtype) while compiling for one they do not,
+  so the step of an index the original skipped selects nothing whatever the
+  signs (with the rows not in a name the sign is assumed: unsafe);
 - then the body does nothing: it selects once with `torch.where(mask[i])`,
   assigns local names with pure, total torch operations (the op table) or
   methods of the class whose bodies are such, takes no effect but
@@ -84,21 +89,31 @@ original when a check fails: the same graphs and breaks):
 - a submodule `self.act(...)` called on the selected rows is passed as
   `elementwise=`: an activation the runtime knows computes element by
   element with no effects (torch.nn's ReLU, GELU, SiLU, Tanh, Identity, ...;
-  transformers' ACT2FN classes but xIELU), without hooks; a method of the
+  transformers' ACT2FN classes but xIELU) or a Dropout that is the
+  identity (eval, or `p == 0`), without hooks; a method of the
   class whose body is pure is proven statically;
 - an expert `layer = self.experts[i]` called on the rows, when the call
   resolves to the `forward` of one module-level class C of the file whose
-  body is pure but for calls of its attributes (`self.w1(h)`): passed as
-  `experts=` with C and those attribute names; the runtime checks that
-  every entry is exactly a C and each of those attributes a layer it knows
-  to compute row by row with no effect (Linear, LayerNorm, RMSNorm, Dropout
-  when it is the identity, the activations above).
+  body is pure but for calls of its attributes (`self.w1(h)`), also under
+  `if` tests of types only (`isinstance`, comparisons of dtypes and
+  devices, as Switch Transformers' cast): passed as `experts=` with C and
+  those attribute names; the runtime checks that every entry is exactly a
+  C and each of those attributes a layer it knows to compute row by row
+  with no effect (Linear, LayerNorm, RMSNorm, Dropout when it is the
+  identity, the activations above);
+- an expert named by the index, `self[f"expert_{row[0]}"](h)` in a class
+  (a ModuleDict) whose methods store only instances of one module-level
+  class C into `self[...]`: passed as `experts=(self, C, layers,
+  "expert_{}")`, the key as a `str.format` template of the index (an
+  f-string field without conversion or spec formats the int and the 0-d
+  tensor alike); the runtime also checks that every key is an entry. A
+  named entry that is not called is passed as `keys=`.
 
 **Unsafe** (`--unsafe-fixes`) for what neither can show: another submodule
-(`self[f"expert_{i}"]`, an expert whose forward is not proven) called on
-zero rows must compute row by row without effects, an index used as a
-string key must name an entry, and a mask that comes from outside the
-function (a parameter: the router's one-hot choice) must be non-negative.
+(an expert whose forward is not proven, an entry of a container whose
+stores the class does not show) called on zero rows must compute row by
+row without effects, an index used in another key must name an entry, and
+a mask of unknown sign whose rows are not in a name must be non-negative.
 The runtime checks that no forward hook is installed.
 
 ## When it declines
@@ -590,14 +605,20 @@ class NonzeroRowLoop final : public lint::Rule {
       return;
     }
     Body b(ctx, s);
-    if (!s.nonnegative)
-      b.unsafe("the mask `" + s.mask +
-               "` is non-negative (a row of it that sums to 0 is all zero)");
     b.run();
     if (!b.proof.declined.empty()) {
       d.declined_reason = b.proof.declined;
       return;
     }
+    // A mask of unknown sign: a row the condition leaves out may still have
+    // nonzero entries. With the rows in a name the selection reads the row
+    // through `_graphmend_rt.hit_row`, all zero for an index the rows do not
+    // list, so the step selects nothing; else the sign is assumed.
+    const bool hit_row = !s.nonnegative && s.rows_stmt != s.loop && !s.list_value;
+    if (!s.nonnegative && !hit_row)
+      b.proof.unsafe_why = "the mask `" + s.mask +
+                           "` is non-negative (a row of it that sums to 0 is all zero)" +
+                           (b.proof.unsafe_why.empty() ? "" : "; ") + b.proof.unsafe_why;
     const auto& t = ctx.tree();
     const NodeId target = t.child(s.loop, GM_F(For, target));
     std::vector<edits::Edit> es;
@@ -627,9 +648,22 @@ class NonzeroRowLoop final : public lint::Rule {
       for (const auto& x : b.experts) {
         std::vector<std::string> names;
         for (const auto& l : x.layers) names.push_back(ctx.quote(l));
-        triples.push_back(py_tuple({x.container, x.cls, py_tuple(names)}));
+        std::vector<std::string> item{x.container, x.cls, py_tuple(names)};
+        if (!x.key.empty()) item.push_back(ctx.quote(x.key));
+        triples.push_back(py_tuple(item));
       }
       args.push_back(tuple("experts", triples));
+    }
+    {
+      std::vector<std::string> pairs;
+      for (const auto& [c, key] : b.keys) {
+        // An expert entry of the same container and key is checked as such.
+        const bool expert = std::any_of(b.experts.begin(), b.experts.end(), [&](const auto& x) {
+          return x.container == c && x.key == key;
+        });
+        if (!expert) pairs.push_back(py_tuple({c, ctx.quote(key)}));
+      }
+      if (!pairs.empty()) args.push_back(tuple("keys", pairs));
     }
     const NodeId at = s.list_value ? s.list_value : t.child(s.loop, GM_F(For, iter));
     // Laid out as the file wraps: the text around `at` on its lines counts
@@ -653,10 +687,16 @@ class NonzeroRowLoop final : public lint::Rule {
     if (b.var != name_id(t, target))
       es.push_back(edits::Edit::replace(t.at(target).begin, t.at(target).end, b.var));
     if (b.conversion) es.push_back(ctx.delete_statement(b.conversion));
+    if (hit_row) {
+      const NodeId sel = b.selection_row;
+      es.push_back(edits::Edit::replace(t.at(sel).begin, t.at(sel).end,
+                                        std::string(gm2::kRuntimeAlias) + ".hit_row(" + s.mask +
+                                            ", " + b.var + ", " + s.rows + ")"));
+    }
     for (NodeId g : b.empty_guards) es.push_back(ctx.delete_statement(g));
     const bool unsafe = !b.proof.unsafe_why.empty();
     std::string checks;
-    if (!b.entries.empty() || !b.guarded.empty())
+    if (!b.entries.empty() || !b.guarded.empty() || !b.keys.empty())
       checks += "that what it indexes by the index has an entry for each";
     if (!b.elementwise.empty())
       checks += std::string(checks.empty() ? "" : " and ") +
@@ -700,11 +740,13 @@ class NonzeroRowLoop final : public lint::Rule {
     struct Expert {
       std::string container, cls;
       std::vector<std::string> layers;
+      std::string key;  // `container[key.format(i)]`; empty: `container[i]`
     };
     std::vector<Expert> experts;
     bool in_expert = false;  // proving an expert's forward: `self` is the expert
     std::vector<std::string> expert_layers;  // the attributes it calls
     bool selection_seen = false;
+    NodeId selection_row{};  // `mask[i]` in the selection `torch.where(mask[i])`
     bool padding_skipped = false;  // `if i == E: continue` seen (skips_padding)
     int depth = 0;
     // What the runtime checks before it unrolls (else it loops as before):
@@ -715,6 +757,9 @@ class NonzeroRowLoop final : public lint::Rule {
     std::vector<std::string> entries;
     std::vector<std::pair<std::string, std::string>> guarded;
     std::vector<std::string> elementwise;
+    // `self[f"expert_{i}"]`: the container and the key as a `str.format`
+    // template of the index (`keys=`).
+    std::vector<std::pair<std::string, std::string>> keys;
     std::vector<std::string> bounds;  // the bounds the enclosing branches prove, innermost last
 
     void decline(std::string why, NodeId at) {
@@ -1007,6 +1052,7 @@ class NonzeroRowLoop final : public lint::Rule {
         if (selection_seen || !at_top(st))
           return decline("more than one selection, or a selection inside a branch", st);
         selection_seen = true;
+        selection_row = sel;
         for (NodeId n : names) selected.emplace(name_id(t, n));
         return;
       }
@@ -1142,6 +1188,10 @@ class NonzeroRowLoop final : public lint::Rule {
                 add_once(entries, std::move(text));
               else
                 add_once(guarded, std::make_pair(std::move(text), bounds.back()));
+            } else if (const auto key = key_template(sl);
+                       key && (name_id(t, obj) == "self" || self_attribute(obj)) &&
+                       bounds.empty()) {
+              add_once(keys, std::make_pair(std::string(ctx.text_of(obj)), *key));
             } else {
               unsafe("`" + std::string(ctx.text_of(obj)) +
                      "` has an entry for every index of the mask");
@@ -1213,6 +1263,11 @@ class NonzeroRowLoop final : public lint::Rule {
           name_id(t, t.child(func, GM_F(Subscript, value))) == "self") {
         pure(func);
         proof.calls_submodule = true;
+        if (const auto key = key_template(t.child(func, GM_F(Subscript, slice)));
+            key && !in_expert) {
+          if (const NodeId cls = stored_entry_class(); cls && expert_class(cls, "self", *key))
+            return;
+        }
         return unsafe("`" + std::string(ctx.text_of(func)) +
                       "` computes row by row without effects");
       }
@@ -1282,8 +1337,49 @@ class NonzeroRowLoop final : public lint::Rule {
       if (targets.size() != 1 || t.kind(targets[0]) != NodeKind::FunctionDef ||
           t.text(t.field(targets[0], GM_F(FunctionDef, name))) != "forward")
         return false;
-      const NodeId cls = m.parent(targets[0]);
+      return expert_class(m.parent(targets[0]), container, {});
+    }
+
+    // The class of the entries the class holding the loop stores into itself
+    // (`self[f"expert_{i}"] = C(config)` in its methods, a ModuleDict): one
+    // module-level class C of the file for every such store, else none. The
+    // runtime checks each entry is exactly a C.
+    NodeId stored_entry_class() const {
+      NodeId owner = m.parent(site.function);
+      if (!owner || t.kind(owner) != NodeKind::ClassDef) return {};
+      NodeId found{};
+      bool bad = false;
+      walk(t, owner, [&](NodeId n) {
+        if (t.kind(n) != NodeKind::Assign) return;
+        for (NodeId tg : t.children(n, GM_F(Assign, targets))) {
+          if (t.kind(tg) != NodeKind::Subscript ||
+              name_id(t, t.child(tg, GM_F(Subscript, value))) != "self")
+            continue;
+          const NodeId v = t.child(n, GM_F(Assign, value));
+          NodeId cls{};
+          if (t.kind(v) == NodeKind::Call &&
+              t.kind(t.child(v, GM_F(Call, func))) == NodeKind::Name) {
+            const auto global = m.bindings_of(0, name_id(t, t.child(v, GM_F(Call, func))));
+            if (global.size() == 1 && global[0]->kind == sema::BindingKind::ClassDef)
+              cls = global[0]->node;
+          }
+          if (!cls || (found && found != cls)) bad = true;
+          found = cls;
+        }
+      });
+      return bad ? NodeId{} : found;
+    }
+
+    // An expert of class `cls` (a module-level class of the file): its
+    // `forward` is pure but for calls of its attributes, left to the runtime.
+    bool expert_class(NodeId cls, const std::string& container, const std::string& key) {
       if (!cls || t.kind(cls) != NodeKind::ClassDef || m.parent(cls) != t.root()) return false;
+      NodeId forward{};
+      for (NodeId st : t.children(cls, GM_F(ClassDef, body)))
+        if (t.kind(st) == NodeKind::FunctionDef &&
+            t.text(t.field(st, GM_F(FunctionDef, name))) == "forward")
+          forward = st;
+      if (!forward) return false;
       // The name means that class where the loop runs.
       const std::string_view name = t.text(t.field(cls, GM_F(ClassDef, name)));
       const auto global = m.bindings_of(0, name);
@@ -1295,24 +1391,72 @@ class NonzeroRowLoop final : public lint::Rule {
       const Proof saved = proof;
       in_expert = true;
       expert_layers.clear();
-      const bool ok = pure_method(targets[0]) && proof.unsafe_why == saved.unsafe_why;
+      const bool ok = pure_method(forward) && proof.unsafe_why == saved.unsafe_why;
       in_expert = false;
       if (!ok) {
         proof = saved;
         return false;
       }
       for (const Expert& x : experts)
-        if (x.container == container && x.cls == name && x.layers == expert_layers) return true;
-      experts.push_back({container, std::string(name), expert_layers});
+        if (x.container == container && x.cls == name && x.layers == expert_layers && x.key == key)
+          return true;
+      experts.push_back({container, std::string(name), expert_layers, key});
       return true;
     }
 
+    // `f"expert_{i}"` (`f"expert_{row[0]}"` for the row kept as such): the
+    // key of the index as a `str.format` template ("expert_{}"); an f-string
+    // field without conversion or format spec formats an int and a 0-d
+    // integer tensor alike. nullopt for any other key.
+    std::optional<std::string> key_template(NodeId sl) const {
+      if (t.kind(sl) != NodeKind::JoinedStr) return std::nullopt;
+      std::string out;
+      int fields = 0;
+      for (NodeId x : t.children(sl, GM_F(JoinedStr, values))) {
+        if (t.kind(x) == NodeKind::Constant) {
+          const auto& c = t.constant_at(t.field(x, GM_F(Constant, value)));
+          if (c.kind != ast::ConstantValue::Kind::Str) return std::nullopt;
+          for (char ch : t.str(c.text)) {
+            out += ch;
+            if (ch == '{' || ch == '}') out += ch;
+          }
+          continue;
+        }
+        if (t.kind(x) != NodeKind::FormattedValue ||
+            static_cast<int>(t.field(x, GM_F(FormattedValue, conversion)).a) != -1 ||
+            t.child(x, GM_F(FormattedValue, format_spec)))
+          return std::nullopt;
+        const NodeId v = t.child(x, GM_F(FormattedValue, value));
+        const bool index = row_mode ? t.kind(v) == NodeKind::Subscript &&
+                                          name_id(t, t.child(v, GM_F(Subscript, value))) == var &&
+                                          int_literal(t, t.child(v, GM_F(Subscript, slice))) == 0
+                                    : name_id(t, v) == var;
+        if (!index) return std::nullopt;
+        out += "{}";
+        ++fields;
+      }
+      if (fields != 1) return std::nullopt;
+      return out;
+    }
+
     // A method of the class whose body is assignments to local names and a
-    // return, of pure expressions.
+    // return, of pure expressions, also under `if` tests that read only
+    // types (static_test).
     bool pure_method(NodeId def) {
       if (t.kind(def) != NodeKind::FunctionDef) return false;
-      for (NodeId st : t.children(def, GM_F(FunctionDef, body))) {
-        if (t.kind(st) == NodeKind::Return) {
+      return pure_block(t.children(def, GM_F(FunctionDef, body)));
+    }
+
+    bool pure_block(std::span<const NodeId> stmts) {
+      const ast::DepthGuard guard(depth);
+      if (guard.exceeded()) return false;
+      for (NodeId st : stmts) {
+        if (t.kind(st) == NodeKind::If) {
+          if (!static_test(t.child(st, GM_F(If, test))) ||
+              !pure_block(t.children(st, GM_F(If, body))) ||
+              !pure_block(t.children(st, GM_F(If, orelse))))
+            return false;
+        } else if (t.kind(st) == NodeKind::Return) {
           if (NodeId v = t.child(st, GM_F(Return, value))) pure(v);
         } else if (t.kind(st) == NodeKind::Assign) {
           for (NodeId tg : t.children(st, GM_F(Assign, targets))) {
@@ -1331,6 +1475,60 @@ class NonzeroRowLoop final : public lint::Rule {
         }
       }
       return proof.declined.empty();
+    }
+
+    // A test that reads no tensor data and cannot raise, the same for any
+    // number of rows: `isinstance(...)` (the builtin), comparisons of dtypes,
+    // devices and constants (`h.dtype != self.w.weight.dtype`,
+    // `w.dtype != torch.int8`), and `and`/`or`/`not` of those.
+    bool static_test(NodeId e) {
+      switch (t.kind(e)) {
+        case NodeKind::BoolOp:
+          for (NodeId v : t.children(e, GM_F(BoolOp, values)))
+            if (!static_test(v)) return false;
+          return true;
+        case NodeKind::UnaryOp:
+          return op_of(t, e, GM_F(UnaryOp, op)) == NodeKind::Not &&
+                 static_test(t.child(e, GM_F(UnaryOp, operand)));
+        case NodeKind::Call: {
+          const NodeId f = t.child(e, GM_F(Call, func));
+          const auto args = t.children(e, GM_F(Call, args));
+          if (name_id(t, f) != "isinstance" || !m.is_builtin(f) || args.size() != 2 ||
+              !t.children(e, GM_F(Call, keywords)).empty())
+            return false;
+          for (NodeId a : args)
+            if (!chain_of_names(a)) return false;
+          return true;
+        }
+        case NodeKind::Compare: {
+          for (NodeId op : t.raw_list(e, GM_F(Compare, ops))) {
+            const auto k = static_cast<NodeKind>(op.index);
+            if (k != NodeKind::Eq && k != NodeKind::NotEq && k != NodeKind::Is &&
+                k != NodeKind::IsNot)
+              return false;
+          }
+          const auto type_like = [&](NodeId x) {
+            if (t.kind(x) == NodeKind::Constant) return true;
+            if (t.kind(x) != NodeKind::Attribute || !chain_of_names(x)) return false;
+            const std::string_view attr = t.text(t.field(x, GM_F(Attribute, attr)));
+            if (attr == "dtype" || attr == "device") return true;
+            const auto q = m.qualified_name(x);  // `torch.int8`
+            return q && q->starts_with("torch.");
+          };
+          if (!type_like(t.child(e, GM_F(Compare, left)))) return false;
+          for (NodeId x : t.children(e, GM_F(Compare, comparators)))
+            if (!type_like(x)) return false;
+          return true;
+        }
+        default: return false;
+      }
+    }
+
+    // `a.b.c`: names and attributes only (reading them runs no code of ours
+    // beyond attribute lookups on modules and tensors).
+    bool chain_of_names(NodeId e) const {
+      while (t.kind(e) == NodeKind::Attribute) e = t.child(e, GM_F(Attribute, value));
+      return t.kind(e) == NodeKind::Name;
     }
 
     // The index is used only where an int and a 0-d integer tensor agree;
