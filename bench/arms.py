@@ -117,23 +117,28 @@ def merge_arm(before: dict, arm: str, ref: Optional[dict], rec: Optional[dict]) 
     # finding, recorded by every later arm of the same run (--mended: the
     # reference phase's)
     out["control"] = o.get("control_original_compiled_vs_eager") or ref.get("control")
-    out["verdict"] = verdict(o, out["control"])
+    out["verdict"] = verdict(o, out["control"], arm)
     return out
 
 
-def verdict(o: dict, control: Optional[dict]) -> str:
+def verdict(o: dict, control: Optional[dict], arm: str = "") -> str:
     """``identical``: compiled and eager give the original's eager outputs and
     side effects.  ``dynamo-difference``: the original compiled already
     differs from its eager run and this arm's compiled gives what the original
     compiled gives.  ``arm-compile-difference``: this arm's compiled output
     differs from its own eager run (the arm's finding, e.g. the switches).
-    ``differs``: the arm's eager run or side effects differ from the original."""
+    ``differs``: the arm's eager run or side effects differ from the original.
+    For the ``original`` arm, any difference of its compiled run is Dynamo's."""
     if not o:
         return "missing"
     if o.get("identical"):
         return "identical"
     eager_same = (o.get("eager_vs_original_eager") or {}).get("identical")
     se_same = (o.get("side_effects") or {}).get("identical")
+    if arm == "original" and eager_same:
+        # the original program compiled: whatever differs (outputs, or what
+        # it prints or warns while compiling) is Dynamo's own
+        return "dynamo-difference"
     if eager_same and se_same:
         if control and not control.get("identical") and (o.get("compiled_vs_original_compiled") or {}).get(
                 "identical"):

@@ -348,7 +348,7 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
         m.train(train)
         if train:
             with torch.enable_grad():
-                torch.manual_seed(0)
+                _seed()
                 m(**x0)
         return m
 
@@ -356,7 +356,7 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
         outs, effects = [], []
         with ctx():
             for x in inputs:
-                torch.manual_seed(0)
+                _seed()
                 with E.SideEffects() as se:
                     y = m(**x)
                 outs.append(E.flatten(y))
@@ -442,21 +442,34 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
                 error=C.short_error(e), error_site=C.error_site(e))
 
 
+def _seed() -> None:
+    """Every generator a model may draw from, before each call of a pair:
+    torch's, and numpy's and Python's global ones (wav2vec2's SpecAugment
+    masks come from numpy), so that each process draws the same."""
+    import random
+
+    import numpy as np
+    import torch
+
+    torch.manual_seed(0)
+    np.random.seed(0)
+    random.seed(0)
+
+
 def _compiled_runs(model: Any, inputs: list[dict], ctx: Callable, explain_calls: Callable,
                    side_effects: bool = False) -> tuple[Any, list]:
     """``model`` compiled once and called on every input, each after
-    ``manual_seed(0)`` as the eager reference is: ((report, side effects),
+    ``_seed()`` as the eager reference is: ((report, side effects),
     flattened outputs)."""
     import contextlib
 
-    import torch
 
     import _equiv as E
 
     ses: list = []
 
     def before(i: int) -> Any:
-        torch.manual_seed(0)
+        _seed()
         stack = contextlib.ExitStack()
         stack.enter_context(ctx())
         if side_effects:
@@ -657,7 +670,17 @@ def run_arms(args: argparse.Namespace) -> int:
     by_class: dict[str, list[str]] = {}
     for c, m in need:
         by_class.setdefault(c, []).append(m)
-    refs = _run_phase("reference", sorted(by_class.items()), labels, work, args, env)
+    # the eager reference of a pair a kept work folder already holds (a
+    # rerun with --keep-work, other arms or modes) is not made again
+    ref_raw = os.path.join(work, "reference.jsonl")
+    old_refs = {(r["class"], r["mode"]): r for r in C.read_jsonl(ref_raw)
+                if r.get("status") == "ok" and os.path.exists(_pair_path(work, r["class"], r["mode"]))} \
+        if os.path.exists(ref_raw) else {}
+    todo_ref = [(c, [m for m in ms if (c, m) not in old_refs]) for c, ms in sorted(by_class.items())]
+    refs = {**old_refs, **_run_phase("reference", [t for t in todo_ref if t[1]], labels, work, args, env)}
+    if os.path.exists(ref_raw):
+        os.remove(ref_raw)
+    C.append_jsonl(ref_raw, list(refs.values()))
     for a in arm_list:
         todo = [(c, [m for m in ms if (refs.get((c, m)) or {}).get("status") == "ok"]) for c, ms in pending[a]]
         got = _run_phase(f"arm:{a}", [(c, ms) for c, ms in todo if ms], labels, work, args, env)
@@ -755,7 +778,7 @@ def write_mended_summary(recs: list[dict], md: str, meta: dict) -> dict:
              "Each pair runs in two fresh interpreters: the original (eager outputs, stdout, log records and "
              f"warnings on the recorded input and {meta.get('fresh_inputs')} fresh ones, initial state_dict) and "
              "the mended one (`graphmend.install(packages=['transformers'])` first; the same weights and inputs, "
-             "compiled with the counting backend and eagerly, `torch.manual_seed(0)` before every call; then counted "
+             "compiled with the counting backend and eagerly, torch, numpy and `random` seeded before every call; then counted "
              "as the survey counts). A regression is a pair whose break events or skipped frames grew, whose "
              "outputs or side effects differ from the original's eager run, or that newly errors.", ""]
     lines += ["| mode | pairs | ran | break-free after | breaks before | breaks after | removed | skipped frames "
