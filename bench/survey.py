@@ -320,7 +320,6 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
     import arms as A
     import hfbuild
     import transformers
-    from graphmend.judge import explain_calls
 
     base: dict[str, Any] = {"class": name, "phase": phase}
     t_start = time.perf_counter()
@@ -382,7 +381,7 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
                     # control: the ORIGINAL model compiled (counting backend) vs
                     # its eager run, so that a difference Dynamo itself makes
                     # is not charged to graphmend
-                    _, couts = _compiled_runs(warmed(init_sd, train, inputs[0]), inputs, ctx, explain_calls)
+                    _, _, couts = _compiled_runs(warmed(init_sd, train, inputs[0]), inputs, ctx)
                     control = _merge_cmp([E.compare(a, b) for a, b in zip(outs, couts)])
                     ref.update(compiled_outputs=couts, control=control)
                 torch.save(ref, _pair_path(work, name, mode))
@@ -402,7 +401,7 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
             model = warmed(sd, train, inputs[0])
             stage = "compiled"
             t0 = time.perf_counter()
-            (rep, effects), couts = _compiled_runs(model, inputs, ctx, explain_calls, side_effects=True)
+            rep, effects, couts = _compiled_runs(model, inputs, ctx, side_effects=True)
             compile_s = time.perf_counter() - t0
             del model
             stage = "eager"
@@ -415,11 +414,12 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
             own = [E.compare(a, b) for a, b in zip(own_outs, couts)]
             se_cmp = E.compare_side_effects(ref["effects"], effects)
             orig = ref
+            control_path = _pair_path(work, name, mode) + ".original"
             if phase == "arm:original":  # the control the other arms are judged against
                 orig = {"compiled_outputs": couts, "control": _merge_cmp(cmp_c)}
-                torch.save(orig, _pair_path(work, name, mode) + ".original")
-            elif os.path.exists(_pair_path(work, name, mode) + ".original"):
-                orig = torch.load(_pair_path(work, name, mode) + ".original", weights_only=False)
+                torch.save(orig, control_path)
+            elif os.path.exists(control_path):
+                orig = torch.load(control_path, weights_only=False)
             outputs = {
                 "identical": all(c["identical"] for c in cmp_c + cmp_e) and se_cmp["identical"],
                 "compiled_vs_original_eager": _merge_cmp(cmp_c),
@@ -456,15 +456,16 @@ def _seed() -> None:
     random.seed(0)
 
 
-def _compiled_runs(model: Any, inputs: list[dict], ctx: Callable, explain_calls: Callable,
-                   side_effects: bool = False) -> tuple[Any, list]:
+def _compiled_runs(model: Any, inputs: list[dict], ctx: Callable,
+                   side_effects: bool = False) -> tuple[Any, list, list]:
     """``model`` compiled once and called on every input, each after
-    ``_seed()`` as the eager reference is: ((report, side effects),
-    flattened outputs)."""
+    ``_seed()`` as the eager reference is: the report (of the first call),
+    the side effects of each call (with ``side_effects``) and the flattened
+    outputs."""
     import contextlib
 
-
     import _equiv as E
+    from graphmend.judge import explain_calls
 
     ses: list = []
 
@@ -477,7 +478,7 @@ def _compiled_runs(model: Any, inputs: list[dict], ctx: Callable, explain_calls:
         return stack
 
     rep, ys = explain_calls(model, [((), x) for x in inputs], before_call=before)
-    return (rep, [se.record() for se in ses]), [E.flatten(y) for y in ys]
+    return rep, [se.record() for se in ses], [E.flatten(y) for y in ys]
 
 
 def _merge_cmp(cmps: list[dict]) -> dict:

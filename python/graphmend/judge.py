@@ -595,11 +595,14 @@ def explain_calls(
             torch_version=str(torch.__version__),
             hooked=hooked,
         )
-        n_metrics = len(get_metrics()) if get_metrics else 0
+        # Dynamo keeps only the last 64 metrics: cleared after the report, the
+        # ones left are the later calls' own, however many the first made
+        if clear_metrics:
+            clear_metrics()
         for i in range(1, len(calls)):
             outs.append(call(i))
         if get_metrics:
-            report.later_recompiles = sum(1 for m in get_metrics()[n_metrics:] if getattr(m, "recompile_reason", None))
+            report.later_recompiles = sum(1 for m in get_metrics() if getattr(m, "recompile_reason", None))
         return report, outs
     finally:
         dynamo.reset()

@@ -1097,8 +1097,9 @@ def _nonzero_rows(rows, length, module=None, item=False, row=False, entries=(), 
     (the body indexes it only under ``i < bound``), and each of
     ``elementwise`` (submodules the body calls on the selected rows, so on
     zero rows for an index ``hit`` leaves out) is an elementwise activation
-    or a ``Dropout`` that is the identity, without hooks; for each ``(container, cls, layers)`` of ``experts`` (the
-    body calls ``container[i]``), every entry is exactly a ``cls``, whose
+    or a ``Dropout`` that is the identity, without hooks; for each
+    ``(container, cls, layers)`` of ``experts`` (the body calls
+    ``container[i]``), every entry is exactly a ``cls``, whose
     forward GM409 proved pure but for calling its attributes ``layers``, and
     each of those is a layer known to compute row by row with no effect
     (``_known_layer``); a 4-tuple ``(container, cls, layers, key)`` names its
