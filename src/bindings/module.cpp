@@ -108,6 +108,7 @@ gm::lint::LintOptions make_options(int minor, const std::vector<std::string>& se
   gm::sema::AnalyzeOptions analyze_options;
   analyze_options.all_functions = all_regions;
   analyze_options.extra_roots = std::move(extra_roots);
+  analyze_options.facts_need_regions = true;
   options.build_model = [analyze_options](const gm::Source& source, const gm::ParseResult& parsed) {
     return std::make_shared<const gm::sema::Model>(
         gm::sema::analyze(parsed.tree, source, analyze_options));

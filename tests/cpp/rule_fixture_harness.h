@@ -73,11 +73,14 @@ inline void write_file(const fs::path& p, std::string_view s) {
   out << s;
 }
 
-// Options that build the semantic model (rules see regions and facts).
+// Options that build the semantic model as the bindings do (rules see
+// regions and facts; no facts in a module without regions).
 inline lint::LintOptions options() {
   lint::LintOptions o;
   o.build_model = [](const Source& s, const ParseResult& p) {
-    return std::make_shared<const sema::Model>(sema::analyze(p.tree, s));
+    sema::AnalyzeOptions ao;
+    ao.facts_need_regions = true;
+    return std::make_shared<const sema::Model>(sema::analyze(p.tree, s, ao));
   };
   return o;
 }

@@ -656,12 +656,13 @@ class NonzeroRowLoop final : public lint::Rule {
     }
     {
       std::vector<std::string> pairs;
-      for (const auto& [c, key] : b.keys) {
+      // A lambda cannot capture a structured binding before clang 16.
+      for (const auto& entry : b.keys) {
         // An expert entry of the same container and key is checked as such.
         const bool expert = std::any_of(b.experts.begin(), b.experts.end(), [&](const auto& x) {
-          return x.container == c && x.key == key;
+          return x.container == entry.first && x.key == entry.second;
         });
-        if (!expert) pairs.push_back(py_tuple({c, ctx.quote(key)}));
+        if (!expert) pairs.push_back(py_tuple({entry.first, ctx.quote(entry.second)}));
       }
       if (!pairs.empty()) args.push_back(tuple("keys", pairs));
     }

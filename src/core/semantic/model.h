@@ -389,6 +389,9 @@ struct AnalyzeOptions {
   // false: no tensor facts (fact() is Unknown everywhere); the package
   // summaries need none.
   bool facts = true;
+  // true: no facts either when the module has no region (the linter: every
+  // rule looks only inside regions).
+  bool facts_need_regions = false;
   // false: region_nodes() is empty (the rules' index; the package summaries
   // need none).
   bool region_nodes = true;

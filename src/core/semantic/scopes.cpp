@@ -849,7 +849,8 @@ Model analyze(const ast::Tree& tree, const Source& /*source*/, const AnalyzeOpti
   Analyzer::build_regions(m, options.extra_roots);
   if (options.all_functions) Analyzer::add_library_regions(m);
   if (options.region_nodes) Analyzer::index_region_nodes(m);
-  if (options.facts) Analyzer::build_facts(m);
+  if (options.facts && (!options.facts_need_regions || !m.regions_.empty()))
+    Analyzer::build_facts(m);
   return m;
 }
 
