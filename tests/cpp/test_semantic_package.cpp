@@ -120,6 +120,30 @@ TEST(PackageRegions, OneFileAloneGetsNothingExtra) {
   EXPECT_TRUE(r[0].empty());
 }
 
+TEST(PackageRegions, NothingCompiledReachesNoSpecialMethod) {
+  // A package without torch (the standard library's shape): special methods
+  // run on operators, but no compiled code runs them.
+  const std::vector<Module> plain = {
+      {"lib", true, "from .box import Box\n"},
+      {"lib.box", false,
+       "class Box:\n"
+       "    def __getitem__(self, i):\n"
+       "        print(i)\n"
+       "        return helper(i)\n"
+       "def helper(i):\n"
+       "    return i\n"},
+  };
+  for (const auto& r : roots(plain, /*include_own=*/true)) EXPECT_TRUE(r.empty());
+  // The same package beside a compiled forward: they are reached.
+  std::vector<Module> with_model = plain;
+  with_model.push_back({"lib.net", false,
+                        "from torch import nn\n"
+                        "class Net(nn.Module):\n"
+                        "    def forward(self, x):\n"
+                        "        return x\n"});
+  EXPECT_EQ(roots(with_model)[1], (Names{"Box.__getitem__", "helper"}));
+}
+
 TEST(PackageRegions, IncludeOwnListsTheModulesOwnRegions) {
   const auto r = roots(kPackage, /*include_own=*/true);
   EXPECT_EQ(r[1], (Names{"Net.forward"}));

@@ -347,17 +347,19 @@ class PackageWalk {
     for (std::uint32_t i = 0; i < mods_.size(); ++i)
       for (std::uint32_t f = 0; f < mods_[i].functions.size(); ++f)
         if (mods_[i].functions[f].region) reach(i, f);
-    // Special methods run on operators over objects compiled code did not
-    // create (a config's __getattribute__, an output's __getitem__).
-    for (std::uint32_t i = 0; i < mods_.size(); ++i)
-      for (const auto& c : mods_[i].classes)
-        for (const auto& [name, f] : c.methods)
-          if (special_at_run_time(name)) reach(i, f);
     // Classes that are nn.Modules only through a base in another file.
     for (std::uint32_t i = 0; i < mods_.size(); ++i)
       for (std::uint32_t c = 0; c < mods_[i].classes.size(); ++c)
         if (!mods_[i].classes[c].module_like && module_like(i, c, 0))
           inherited(i, c, "forward", false, 0);
+    // Special methods run on operators over objects compiled code did not
+    // create (a config's __getattribute__, an output's __getitem__); in a
+    // package where no code is compiled, nothing runs them there.
+    if (!work_.empty())
+      for (std::uint32_t i = 0; i < mods_.size(); ++i)
+        for (const auto& c : mods_[i].classes)
+          for (const auto& [name, f] : c.methods)
+            if (special_at_run_time(name)) reach(i, f);
     drain();
     std::vector<std::vector<std::string>> out(mods_.size());
     for (std::uint32_t i = 0; i < mods_.size(); ++i) {
