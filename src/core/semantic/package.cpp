@@ -114,11 +114,13 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
     }
     out.classes.push_back(std::move(c));
   }
-  for (std::uint32_t c = 0; c < m.classes_.size(); ++c) {
-    const ScopeId s = m.classes_[c].scope;
+  {
+    std::unordered_map<ScopeId, std::uint32_t> class_of_scope;
+    for (std::uint32_t c = 0; c < m.classes_.size(); ++c) class_of_scope[m.classes_[c].scope] = c;
     for (const Binding& b : m.bindings_)
-      if (b.scope == s && b.kind == BindingKind::FunctionDef)
-        out.classes[c].methods.emplace_back(std::string(b.name), fn_id[b.node.index]);
+      if (b.kind == BindingKind::FunctionDef)
+        if (auto it = class_of_scope.find(b.scope); it != class_of_scope.end())
+          out.classes[it->second].methods.emplace_back(std::string(b.name), fn_id[b.node.index]);
   }
   auto function_of = [&](NodeId def) -> std::uint32_t {
     auto it = fn_id.find(def.index);
