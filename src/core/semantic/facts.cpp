@@ -24,6 +24,32 @@ using RF = RawFact;
 
 namespace {
 
+// Values kept for some nodes of one tree: a slot per node and the values
+// packed, so a lookup in the sweeps is two array reads (a hash map's lookup
+// cost more than the evaluation it served).
+template <class T>
+class NodeTable {
+ public:
+  explicit NodeTable(std::size_t nodes) : slot_(nodes, kEmpty) {}
+  T& operator[](std::uint32_t node) {  // inserts a default T when absent
+    std::uint32_t& s = slot_[node];
+    if (s == kEmpty) {
+      s = static_cast<std::uint32_t>(values_.size());
+      values_.emplace_back();
+    }
+    return values_[s];
+  }
+  const T* find(std::uint32_t node) const {
+    const std::uint32_t s = node < slot_.size() ? slot_[node] : kEmpty;
+    return s == kEmpty ? nullptr : &values_[s];
+  }
+
+ private:
+  static constexpr std::uint32_t kEmpty = 0xffffffffu;
+  std::vector<std::uint32_t> slot_;
+  std::deque<T> values_;  // stable references while more are added
+};
+
 std::uint32_t shape_join(std::uint32_t a, std::uint32_t b) {
   if (a == 0) return b;
   if (b == 0 || a == b) return a;
@@ -161,7 +187,14 @@ struct AttrPlan {
 
 class FactsPass {
  public:
-  explicit FactsPass(Model& m) : m_(m), t_(*m.tree_) {}
+  explicit FactsPass(Model& m)
+      : m_(m),
+        t_(*m.tree_),
+        fns_(t_.node_count() + 1),
+        plans_(t_.node_count() + 1),
+        attrs_(t_.node_count() + 1),
+        params_(t_.node_count() + 1),
+        by_binder_(t_.node_count() + 1) {}
 
   void run() {
     const std::size_t n = t_.node_count() + 1;
@@ -185,7 +218,7 @@ class FactsPass {
         }
         if (!is_binder_[node.index]) continue;
         // the names this statement binds take their new values
-        for (std::uint32_t i : by_binder_[node.index]) {
+        for (std::uint32_t i : *by_binder_.find(node.index)) {
           const RF b = join(bfact_[i], binding_fact(m_.bindings_[i]));
           if (b == bfact_[i]) continue;
           bfact_[i] = b;
@@ -227,8 +260,8 @@ class FactsPass {
         continue;
       }
       if (b.kind == BindingKind::Parameter) {
-        auto it = params_.find(b.node.index);
-        bfact_[i] = it == params_.end() ? top() : it->second;
+        const RF* p = params_.find(b.node.index);
+        bfact_[i] = p ? *p : top();
       } else {
         bfact_[i] = binding_fact(b);
       }
@@ -609,9 +642,9 @@ class FactsPass {
   }
 
   RF function_return(NodeId fn) const {
-    auto it = fns_.find(fn.index);
-    if (it == fns_.end()) return top();
-    const FnInfo& f = it->second;
+    const FnInfo* found = fns_.find(fn.index);
+    if (!found) return top();
+    const FnInfo& f = *found;
     if (!f.decorators_ok) return top();
     if (f.generator || f.async) return other();
     RF r;
@@ -633,8 +666,8 @@ class FactsPass {
 
   const CallPlan& plan_of(NodeId call) const {
     static const CallPlan unknown;
-    auto it = plans_.find(call.index);
-    return it == plans_.end() ? unknown : it->second;
+    const CallPlan* p = plans_.find(call.index);
+    return p ? *p : unknown;
   }
 
   static std::uint8_t dtype_from_qualified(std::string_view q) {
@@ -1083,8 +1116,8 @@ class FactsPass {
         return {};
       }
       case NodeKind::arg: {
-        auto it = params_.find(n.index);
-        return it == params_.end() ? top() : it->second;
+        const RF* p = params_.find(n.index);
+        return p ? *p : top();
       }
       case NodeKind::NamedExpr: return m_.facts_[t_.child(n, GM_F(NamedExpr, value)).index];
       case NodeKind::BoolOp: {
@@ -1149,10 +1182,10 @@ class FactsPass {
           if (info.ret == Ret::Unknown) return top();
           return apply(info, rv, n.index, 0);
         }
-        auto it = attrs_.find(n.index);
-        if (it == attrs_.end()) return top();
-        if (it->second.self_cls != kNone) return attr_fact(n, it->second);
-        return it->second.constant;
+        const AttrPlan* a = attrs_.find(n.index);
+        if (!a) return top();
+        if (a->self_cls != kNone) return attr_fact(n, *a);
+        return a->constant;
       }
       case NodeKind::Subscript: {
         const auto ctx = static_cast<NodeKind>(t_.field(n, GM_F(Subscript, ctx)).a);
@@ -1178,15 +1211,15 @@ class FactsPass {
   Model& m_;
   const Tree& t_;
   std::vector<std::uint32_t> load_;
-  std::unordered_map<std::uint32_t, FnInfo> fns_;
-  std::unordered_map<std::uint32_t, CallPlan> plans_;
-  std::unordered_map<std::uint32_t, AttrPlan> attrs_;
-  std::unordered_map<std::uint32_t, RF> params_;
+  NodeTable<FnInfo> fns_;
+  NodeTable<CallPlan> plans_;
+  NodeTable<AttrPlan> attrs_;
+  NodeTable<RF> params_;
   std::vector<RF> bfact_;
   std::vector<RF> symjoin_;
   std::vector<std::uint32_t> symfirst_;
   std::vector<std::uint8_t> is_binder_;
-  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> by_binder_;
+  NodeTable<std::vector<std::uint32_t>> by_binder_;
   std::deque<std::string> names_;  // stable storage for CallPlan::name
 };
 
