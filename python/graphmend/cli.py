@@ -26,6 +26,7 @@ changed while fix ran) or a rule bug; every other file is still processed.
 from __future__ import annotations
 
 import argparse
+import codecs
 import dataclasses
 import difflib
 import gc
@@ -112,6 +113,10 @@ class Settings:
     # package mode: functions of this file that compiled code in the other
     # files of the run reaches (lint.package_roots)
     extra_roots: tuple[str, ...] = ()
+    # package mode: the package analysis found no compiled region in this
+    # file, and it holds no suppression comment: no rule has anything to
+    # look at, so the file is not analysed again
+    region_free: bool = False
 
 
 @dataclass
@@ -326,6 +331,8 @@ def _check_one(path: str, settings: Settings, stdin: bytes | None = None) -> Fil
     from . import lint
 
     result = FileResult(path)
+    if settings.region_free and stdin is None:
+        return result
     data, _ = _read(path, result, stdin)
     if data is None:
         return result
@@ -381,7 +388,7 @@ def _fix_one(path: str, settings: Settings, diff: bool, state: RunState | None =
 
     state = state or RunState()
     result = FileResult(path)
-    if state.stop.is_set():
+    if state.stop.is_set() or (settings.region_free and stdin is None):
         return result
     data, st = _read(path, result, stdin)
     if data is None:
@@ -533,11 +540,22 @@ def _with_package_roots(files: list[str], settings: list[Settings],
                 inputs.append((files[i], lint.read_regular(files[i])[0]))
             except OSError:
                 pass
-        roots = lint.package_roots(inputs, version, jobs=jobs)
+        scan = lint.package_scan(inputs, version, jobs=jobs)
+        data = dict(inputs)
         for i in members:
-            if roots.get(files[i]):
-                settings[i] = dataclasses.replace(settings[i], extra_roots=tuple(roots[files[i]]))
+            roots, regions = scan.get(files[i], ([], None))
+            if roots:
+                settings[i] = dataclasses.replace(settings[i], extra_roots=tuple(roots))
+            elif regions is False and _no_suppression(data[files[i]]):
+                settings[i] = dataclasses.replace(settings[i], region_free=True)
     return settings
+
+
+def _no_suppression(data: bytes) -> bool:
+    """No `# graphmend: ignore` comment can be in these bytes (a UTF-16 or
+    UTF-32 file may spell one in bytes other than ASCII's)."""
+    return b"graphmend" not in data and not data.startswith(
+        (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_BE))
 
 
 def _report_errors(errors: list[str], results: list[FileResult]) -> list[str]:

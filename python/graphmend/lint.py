@@ -351,19 +351,29 @@ def package_roots(files, version=(3, 11), include_own: bool = False,
     Files are grouped by package root; each group is analysed on its own.
     ``include_own``: every function compiled code reaches, each file's
     own regions too. ``jobs``: threads (default: the CPUs)."""
+    return {path: roots for path, (roots, _) in
+            package_scan(files, version, include_own, jobs).items()}
+
+
+def package_scan(files, version=(3, 11), include_own: bool = False,
+                 jobs: int | None = None) -> dict[str, tuple[list[str], bool | None]]:
+    """:func:`package_roots` with, per path, whether the file holds any
+    compiled region (its own or one the package makes): ``(roots,
+    regions)``. ``regions`` is None when that is not known: the file does
+    not decode or parse, or it is alone in its package (not analysed)."""
     jobs = jobs or os.cpu_count() or 1
     groups: dict[str, list[tuple[str, str, bool, bytes]]] = {}
     for path, data in files:
         root, module, is_package = module_name(path)
         groups.setdefault(root, []).append((path, module, is_package, data))
-    out: dict[str, list[str]] = {}
+    out: dict[str, tuple[list[str], bool | None]] = {}
     for members in groups.values():
         if len(members) < 2 and not include_own:
-            out.update((path, []) for path, *_ in members)
+            out.update((path, ([], None)) for path, *_ in members)
             continue
-        roots = _core.package_roots([(m, p, d) for _, m, p, d in members], version[1],
-                                    include_own, jobs)
-        out.update((path, r) for (path, *_), r in zip(members, roots))
+        scanned = _core.package_roots([(m, p, d) for _, m, p, d in members], version[1],
+                                      include_own, jobs)
+        out.update((path, r) for (path, *_), r in zip(members, scanned))
     return out
 
 

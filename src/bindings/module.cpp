@@ -5,6 +5,8 @@
 // bytes, int, None) so the Python shell owns presentation; the shapes are
 // documented on each function and in python/graphmend/lint.py.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -365,11 +367,12 @@ nb::dict fix(nb::bytes data, int minor, std::vector<std::string> select,
   return outcome_dict(o, unsafe_fixes, true);
 }
 
-// package_roots([(module, is_package, data)], minor) -> [[dotted name]] per
-// file: the functions compiled code anywhere in the package reaches beyond
-// each file's own regions (semantic/package.h). A file that does not decode
-// or parse contributes nothing and gets [].
-std::vector<std::vector<std::string>> package_roots(
+// package_roots([(module, is_package, data)], minor) -> [(roots, regions)]
+// per file: the dotted names of the functions compiled code anywhere in the
+// package reaches beyond the file's own regions (semantic/package.h), and
+// whether the file holds any compiled region at all (its own or those):
+// None for a file that does not decode or parse (it contributes nothing).
+std::vector<std::pair<std::vector<std::string>, std::optional<bool>>> package_roots(
     std::vector<std::tuple<std::string, bool, nb::bytes>> files, int minor, bool include_own,
     int jobs) {
   std::vector<std::tuple<std::string, bool, std::string>> inputs;
@@ -385,6 +388,7 @@ std::vector<std::vector<std::string>> package_roots(
   // Each module is summarised alone, so the files are shared out over
   // threads (each takes the next unclaimed file).
   std::vector<gm::sema::ModuleSummary> summaries(inputs.size());
+  std::vector<std::optional<bool>> own(inputs.size());  // has own regions; unset: no parse
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t i; (i = next.fetch_add(1)) < inputs.size();) {
@@ -393,9 +397,11 @@ std::vector<std::vector<std::string>> package_roots(
       auto decoded = gm::Source::decode(std::move(bytes));
       if (auto* source = std::get_if<gm::Source>(&decoded)) {
         auto parsed = gm::parse_module(*source, parse);
-        if (!parsed.error)
-          summaries[i] = gm::sema::summarize(gm::sema::analyze(parsed.tree, *source, analyze),
-                                             module, is_package);
+        if (!parsed.error) {
+          const gm::sema::Model model = gm::sema::analyze(parsed.tree, *source, analyze);
+          own[i] = !model.region_functions().empty();
+          summaries[i] = gm::sema::summarize(model, module, is_package);
+        }
       }
     }
   };
@@ -405,7 +411,13 @@ std::vector<std::vector<std::string>> package_roots(
   for (std::size_t t = 1; t < n_threads; ++t) threads.emplace_back(worker);
   worker();
   for (auto& t : threads) t.join();
-  return gm::sema::package_roots(summaries, include_own);
+  auto roots = gm::sema::package_roots(summaries, include_own);
+  std::vector<std::pair<std::vector<std::string>, std::optional<bool>>> out(roots.size());
+  for (std::size_t i = 0; i < roots.size(); ++i) {
+    const bool regions = own[i].value_or(false) || !roots[i].empty();
+    out[i] = {std::move(roots[i]), own[i] ? std::optional<bool>(regions) : std::nullopt};
+  }
+  return out;
 }
 
 nb::list rules() {
@@ -662,10 +674,11 @@ NB_MODULE(_core, m) {
         "packed as 8 native int64 per marker.");
   m.def("package_roots", &package_roots, nb::arg("files"), nb::arg("minor"),
         nb::arg("include_own") = false, nb::arg("jobs") = 1,
-        "Package-wide regions: for [(module, is_package, source bytes)], per file the dotted "
-        "names of functions reached from compiled code elsewhere in the package; pass them "
-        "to check/fix as extra_roots. jobs: threads for the per-file summaries. "
-        "include_own: every reached function, each file's own regions too.");
+        "Package-wide regions: for [(module, is_package, source bytes)], per file (roots, "
+        "regions): the dotted names of functions reached from compiled code elsewhere in the "
+        "package (pass them to check/fix as extra_roots) and whether the file holds any "
+        "compiled region (None: it does not decode or parse). jobs: threads for the per-file "
+        "summaries. include_own: every reached function, each file's own regions too.");
   m.def("rules", &rules, "Every shipped rule: [{code, name, summary, documentation}].");
   m.def(
       "is_valid_selector", [](const std::string& s) { return gm::lint::is_valid_selector(s); },

@@ -73,6 +73,34 @@ def test_directory_check_reaches_helpers_and_mixins_only(package, capsys):
     assert lines == [2, 16]
 
 
+def test_region_free_files_are_not_analysed_twice(package, capsys, monkeypatch):
+    # A module no compiled code reaches is settled by the package analysis;
+    # one that holds a suppression comment is still checked (an unused
+    # suppression is reported) and so is one that does not parse.
+    (package / "plain.py").write_text("def f():\n    print('eager only')\n")
+    (package / "quiet.py").write_text("x = 1  # graphmend: ignore[GM201]\n")
+    (package / "broken.py").write_text("def f(:\n")
+    checked = []
+    real = lint.run_check
+
+    def spy(data, **kw):
+        checked.append(data)
+        return real(data, **kw)
+
+    monkeypatch.setattr(lint, "run_check", spy)
+    rc, out, _ = run(capsys, "check", "--output-format", "json", package)
+    import json
+
+    found = {(os.path.basename(d["path"]), d["line"], d["code"]) for d in json.loads(out)}
+    assert rc == 1
+    assert ("helpers.py", 2, "GM201") in found and ("broken.py", 1, "invalid-syntax") in found
+    assert not any(name == "plain.py" for name, *_ in found)
+    assert (package / "plain.py").read_bytes() not in checked
+    assert (package / "quiet.py").read_bytes() in checked
+    assert (package / "broken.py").read_bytes() in checked
+    assert (package / "model.py").read_bytes() in checked
+
+
 def test_one_file_alone_keeps_the_one_file_regions(package, capsys):
     rc, out, _ = run(capsys, "check", package / "utils" / "helpers.py")
     assert rc == 0, out
