@@ -117,34 +117,40 @@ def merge_arm(before: dict, arm: str, ref: Optional[dict], rec: Optional[dict]) 
     # finding, recorded by every later arm of the same run (--mended: the
     # reference phase's)
     out["control"] = o.get("control_original_compiled_vs_eager") or ref.get("control")
-    out["verdict"] = verdict(o, out["control"], arm)
+    out["verdict"] = verdict(o, arm)
     return out
 
 
-def verdict(o: dict, control: Optional[dict], arm: str = "") -> str:
+def verdict(o: dict, arm: str = "") -> str:
     """``identical``: compiled and eager give the original's eager outputs and
-    side effects.  ``dynamo-difference``: the original compiled already
-    differs from its eager run and this arm's compiled gives what the original
-    compiled gives.  ``arm-compile-difference``: this arm's compiled output
-    differs from its own eager run (the arm's finding, e.g. the switches).
-    ``differs``: the arm's eager run or side effects differ from the original.
-    For the ``original`` arm, any difference of its compiled run is Dynamo's."""
+    side effects.  ``dynamo-difference``: the arm's eager program is the
+    original's (outputs and side effects) and its compiled run gives what the
+    original compiled gives, which differs from eager.
+    ``arm-compile-difference``: the arm's eager program is the original's, its
+    compiled run is not (the arm's finding, e.g. the switches).  ``differs``:
+    the arm's eager run or its side effects differ from the original's.  For
+    the ``original`` arm, any difference of its compiled run is Dynamo's."""
     if not o:
         return "missing"
     if o.get("identical"):
         return "identical"
     eager_same = (o.get("eager_vs_original_eager") or {}).get("identical")
-    se_same = (o.get("side_effects") or {}).get("identical")
     if arm == "original" and eager_same:
         # the original program compiled: whatever differs (outputs, or what
         # it prints or warns while compiling) is Dynamo's own
         return "dynamo-difference"
-    if eager_same and se_same:
-        if control and not control.get("identical") and (o.get("compiled_vs_original_compiled") or {}).get(
-                "identical"):
-            return "dynamo-difference"
-        if not (o.get("compiled_vs_own_eager") or {}).get("identical", True):
-            return "arm-compile-difference"
+    # records from before the eager run's side effects were kept compare only
+    # the compiled run's
+    compiled_se = o.get("side_effects") or {}
+    eager_se = o.get("eager_side_effects") or compiled_se
+    if not (eager_same and eager_se.get("identical")):
+        return "differs"
+    # older records: the compiled run's effects against eager only
+    se_vs_orig = o.get("compiled_side_effects_vs_original_compiled") or compiled_se
+    if (o.get("compiled_vs_original_compiled") or {}).get("identical") and se_vs_orig.get("identical"):
+        return "dynamo-difference"
+    if not (o.get("compiled_vs_own_eager") or {}).get("identical", True) or not compiled_se.get("identical"):
+        return "arm-compile-difference"
     return "differs"
 
 
@@ -166,11 +172,13 @@ def compute(recs: list[dict]) -> dict:
         # that each arm is compared with the original on the same pairs
         def both(c: str, a: str, m: str = m) -> bool:
             return all(latest.get((c, m, x), {}).get("status") == "ok" for x in ("original", a))
-        common = [c for c in pairs if all(both(c, a) for a in arms)]
+        # the arms run in this mode (an arm may have been run in one mode only)
+        marms = [a for a in arms if any((c, m, a) in latest for c in pairs)]
+        common = [c for c in pairs if all(both(c, a) for a in marms)]
         per_arm: dict[str, Any] = {}
         types: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         sites: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-        for a in arms:
+        for a in marms:
             rs = [latest[(c, m, a)] for c in pairs if (c, m, a) in latest]
             ok = [r for r in rs if r.get("status") == "ok"]
             okc = [latest[(c, m, a)] for c in pairs if both(c, a)]
@@ -201,23 +209,26 @@ def compute(recs: list[dict]) -> dict:
                         sites[site][a] += n
                 for sk in r.get("skipped", []):
                     types["(skipped frame) " + str(sk.get("fail_type") or "?")][a] += 1
-        for a in arms:
+        for a in marms:
             ob = per_arm[a]["original_break_events"]
             if ob and a != "original":
                 per_arm[a]["removed_frac"] = round(1 - per_arm[a]["break_events"] / ob, 3)
-        s["modes"][m] = {"pairs": len(pairs), "common": len(common), "arms": per_arm,
+        s["modes"][m] = {"pairs": len(pairs), "common": len(common), "arms": per_arm, "arms_run": marms,
                          "break_types": {k: dict(v) for k, v in types.items()},
                          "sites": {k: dict(v) for k, v in sites.items()}}
     return s
 
 
 def render(s: dict, meta: dict) -> str:
-    arms = s["arms"]
     L = ["# Survey arms: the breaking pairs under Dynamo's switches and graphmend", "",
          f"Source: `{meta.get('source')}`. Versions: "
          + ", ".join(f"{k} {v}" for k, v in (meta.get("versions") or {}).items() if k != "platform")
          + f". graphmend at {str((meta.get('graphmend_commit') or {}).get('commit', '?'))[:10]}. "
-         f"Wall time {meta.get('wall_s')} s" + (f"; {meta['note']}" if meta.get("note") else "") + ".", "",
+         f"Wall time {meta.get('wall_s')} s" + (f"; {meta['note']}" if meta.get("note") else "")
+         + (f"; the records come from {1 + len(meta['earlier_runs'])} runs (wall time "
+            f"{round(meta.get('wall_s', 0) + sum(r.get('wall_s') or 0 for r in meta['earlier_runs']), 1)} s in all, "
+            "see the summary's meta), the latest record of each pair counting" if meta.get("earlier_runs") else "")
+         + ".", "",
          "Each arm runs every pair in its own interpreter (a forked child per class); the eager reference "
          "(outputs, stdout, log records, warnings on the survey's input and "
          f"{meta.get('fresh_inputs')} fresh ones) comes from a separate interpreter of the original code. "
@@ -228,7 +239,7 @@ def render(s: dict, meta: dict) -> str:
           "outputs identical | arm's own compile differs | other differences | errors |",
           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for m, d in s["modes"].items():
-        for a in arms:
+        for a in d["arms_run"]:
             x = d["arms"][a]
             v = x["verdicts"]
             rf = x.get("removed_frac")
@@ -237,17 +248,18 @@ def render(s: dict, meta: dict) -> str:
                      f"{x['break_free']} | {v.get('identical', 0) + v.get('dynamo-difference', 0)} | "
                      f"{v.get('arm-compile-difference', 0)} | {v.get('differs', 0)} | {len(x['errors'])} |")
     for m, d in s["modes"].items():
-        L += ["", f"## Break types ({m}): events per arm", "",
-              "| break type | " + " | ".join(arms) + " |", "|---|" + "---|" * len(arms)]
+        ma = d["arms_run"]
+        L += ["", f"## Break types ({m}, the {d['common']} pairs every arm ran): events per arm", "",
+              "| break type | " + " | ".join(ma) + " |", "|---|" + "---|" * len(ma)]
         for t, v in sorted(d["break_types"].items(), key=lambda kv: -kv[1].get("original", 0)):
-            L.append(f"| {t[:90]} | " + " | ".join(str(v.get(a, 0)) for a in arms) + " |")
+            L.append(f"| {t[:90]} | " + " | ".join(str(v.get(a, 0)) for a in ma) + " |")
         L += ["", f"## Break sites ({m}): events per arm (first site of each reason)", "",
-              "| site | " + " | ".join(arms) + " |", "|---|" + "---|" * len(arms)]
+              "| site | " + " | ".join(ma) + " |", "|---|" + "---|" * len(ma)]
         for t, v in sorted(d["sites"].items(), key=lambda kv: (-kv[1].get("original", 0), kv[0])):
-            L.append(f"| `{t}` | " + " | ".join(str(v.get(a, 0)) for a in arms) + " |")
+            L.append(f"| `{t}` | " + " | ".join(str(v.get(a, 0)) for a in ma) + " |")
     for m, d in s["modes"].items():
-        fl = [(a, f) for a in arms for f in d["arms"][a]["findings"]]
-        er = [(a, e) for a in arms for e in d["arms"][a]["errors"]]
+        fl = [(a, f) for a in d["arms_run"] for f in d["arms"][a]["findings"]]
+        er = [(a, e) for a in d["arms_run"] for e in d["arms"][a]["errors"]]
         if fl or er:
             L += ["", f"## Findings and errors ({m})", ""]
             L += [f"- {a}: {f}" for a, f in fl]

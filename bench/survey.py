@@ -406,9 +406,10 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
             del model
             stage = "eager"
             if phase.startswith("arm:") and not A.ARMS[phase[4:]]["hook"]:
-                own_outs = ref["outputs"]  # Dynamo's config alone: the eager program is the reference's
+                # Dynamo's config alone: the eager program is the reference's
+                own_outs, own_effects = ref["outputs"], ref["effects"]
             else:
-                own_outs, _ = eager_runs(warmed(sd, train, inputs[0]), inputs, ctx)
+                own_outs, own_effects = eager_runs(warmed(sd, train, inputs[0]), inputs, ctx)
             cmp_c = [E.compare(a, b) for a, b in zip(ref["outputs"], couts)]
             cmp_e = [E.compare(a, b) for a, b in zip(ref["outputs"], own_outs)]
             own = [E.compare(a, b) for a, b in zip(own_outs, couts)]
@@ -416,7 +417,7 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
             orig = ref
             control_path = _pair_path(work, name, mode) + ".original"
             if phase == "arm:original":  # the control the other arms are judged against
-                orig = {"compiled_outputs": couts, "control": _merge_cmp(cmp_c)}
+                orig = {"compiled_outputs": couts, "compiled_effects": effects, "control": _merge_cmp(cmp_c)}
                 torch.save(orig, control_path)
             elif os.path.exists(control_path):
                 orig = torch.load(control_path, weights_only=False)
@@ -433,6 +434,12 @@ def mended_phase_child(name: str, modes: list[str], phase: str, work: str, label
                 # known to diverge sometimes), whatever graphmend does
                 "compiled_vs_own_eager": _merge_cmp(own),
                 "side_effects": se_cmp,
+                # what the program itself does (the rewrite's obligation) and
+                # what its compiled run does against the original compiled
+                # (Dynamo's own differences, e.g. a warning only tracing emits)
+                "eager_side_effects": E.compare_side_effects(ref["effects"], own_effects),
+                "compiled_side_effects_vs_original_compiled": E.compare_side_effects(
+                    orig["compiled_effects"], effects) if "compiled_effects" in orig else None,
                 "inputs": len(inputs),
             }
             out(mode, "ok", inputs=ref["label"], compile_s=round(compile_s, 3), outputs=outputs,
@@ -655,7 +662,8 @@ def run_arms(args: argparse.Namespace) -> int:
         tasks = tasks[: args.limit]
     prev = {(r.get("class"), r.get("mode")): r for r in C.read_jsonl(src)}
     have = {(r["class"], r["mode"], r["arm"]): r for r in C.read_jsonl(args.arms_out)}
-    redo = (lambda r: r.get("status") != "ok") if args.retry_failed else (lambda r: False)
+    redo = (lambda r: True) if args.rerun else (lambda r: r.get("status") != "ok") if args.retry_failed \
+        else (lambda r: False)
     pending = {a: [(c, [m for m in ms if (c, m, a) not in have or redo(have[(c, m, a)])]) for c, ms in tasks]
                for a in arm_list}
     pending = {a: [(c, ms) for c, ms in t if ms] for a, t in pending.items()}
@@ -706,6 +714,12 @@ def run_arms(args: argparse.Namespace) -> int:
             "wall_s": round(time.time() - t_start, 1), "jobs": args.jobs, "timeout_s": args.timeout,
             "versions": versions, "graphmend_commit": C.git_describe(), "fresh_inputs": N_FRESH,
             "note": args.note}
+    # the records accumulate over runs (resumed, other modes, --rerun): keep
+    # what each run was
+    old_summary = os.path.splitext(args.arms_out)[0] + ".summary.json"
+    if os.path.exists(old_summary):
+        old = json.load(open(old_summary)).get("meta") or {}
+        meta["earlier_runs"] = old.pop("earlier_runs", []) + ([old] if old else [])
     A.write(C.read_jsonl(args.arms_out), md, meta)
     print(f"survey --arms: done in {meta['wall_s']} s -> {args.arms_out}, {md}", file=sys.stderr)
     if not args.keep_work:
@@ -1016,6 +1030,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                    "--mended: rerun the pairs of --mended-out that did not run cleanly or regressed, keep the rest)")
     p.add_argument("--retry-errors", action="store_true", help="rerun classes that did not build, run eagerly or "
                    "compile (after an improvement of bench/hfbuild.py; the meta file records each run)")
+    p.add_argument("--rerun", action="store_true", help="--arms: run the selected pairs again although "
+                   "recorded (the latest record counts)")
     p.add_argument("--summary", action="store_true", help="only (re)write the markdown summary")
     p.add_argument("--summary-out", default=None, help="markdown path (default: <out>.md)")
     p.add_argument("--no-summary", action="store_true", help="do not write the summary after the run")

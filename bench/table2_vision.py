@@ -216,7 +216,7 @@ def verdict(rec: dict, orig: Optional[dict]) -> str:
         return rec.get("status", "?")
     if rec["arm"] == "original":
         return "control identical" if rec["outputs"]["identical"] else "compiled differs from eager (Dynamo)"
-    return A.verdict(rec["outputs"], (orig or {}).get("control"))
+    return A.verdict(rec["outputs"], rec["arm"])
 
 
 def render(doc: dict) -> str:

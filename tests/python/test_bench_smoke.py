@@ -416,15 +416,30 @@ def test_arms_tables_are_consistent(tmp_path):
     md = (tmp_path / "arms.md").read_text()
     assert "| eval | switches | 2 | 2 | 2 | 2 | 60% |" in md
     assert json.loads((tmp_path / "arms.summary.json").read_text())["arms"] == ["original", "switches", "safe"]
+    # an arm run in one mode only leaves the other mode's tables as they were
+    more = recs + [_arm_rec("A", "train", "original", 4), _arm_rec("A", "train", "safe", 1)]
+    t = A.write(more, str(tmp_path / "arms2.md"), {"source": "x", "fresh_inputs": 3})["modes"]["train"]
+    assert t["arms_run"] == ["original", "safe"] and t["common"] == 1
+    assert t["break_types"]["Unsupported Tensor.item() call"] == {"original": 4, "safe": 1}
+    assert "| train | switches |" not in (tmp_path / "arms2.md").read_text()
     # verdicts: the arm's own compile differs vs Dynamo's pre-existing difference
     ok = {"identical": True}
     bad = {"identical": False}
-    assert A.verdict({"identical": True}, None) == "identical"
+    assert A.verdict({"identical": True}) == "identical"
     assert A.verdict({"identical": False, "eager_vs_original_eager": ok, "side_effects": ok,
-                      "compiled_vs_own_eager": bad}, {"identical": True}) == "arm-compile-difference"
+                      "compiled_vs_own_eager": bad}) == "arm-compile-difference"
     assert A.verdict({"identical": False, "eager_vs_original_eager": ok, "side_effects": ok,
-                      "compiled_vs_original_compiled": ok, "compiled_vs_own_eager": bad}, bad) == "dynamo-difference"
-    assert A.verdict({"identical": False, "eager_vs_original_eager": bad, "side_effects": ok}, None) == "differs"
+                      "compiled_vs_original_compiled": ok, "compiled_vs_own_eager": bad}) == "dynamo-difference"
+    assert A.verdict({"identical": False, "eager_vs_original_eager": bad, "side_effects": ok}) == "differs"
+    # a warning only the compiled run emits: Dynamo's when the original
+    # compiled emits it too, the arm's when it does not; the eager program's
+    # own side effects must be the original's
+    warns = {"identical": True, "eager_vs_original_eager": ok, "compiled_vs_original_compiled": ok,
+             "side_effects": bad, "eager_side_effects": ok, "compiled_side_effects_vs_original_compiled": ok}
+    assert A.verdict({**warns, "identical": False}) == "dynamo-difference"
+    assert A.verdict({**warns, "identical": False, "compiled_side_effects_vs_original_compiled": bad}) \
+        == "arm-compile-difference"
+    assert A.verdict({**warns, "identical": False, "eager_side_effects": bad}) == "differs"
 
 
 def test_arms_setup_sets_dynamo_switches():
