@@ -66,6 +66,8 @@ __all__ = [  # noqa: F822
     "masked_copy",
     "masked_reduce",
     "masked_update",
+    "message",
+    "message_percent",
     "nonzero_rows",
     "pending",
     "print",
@@ -139,6 +141,9 @@ _S_TENSOR = object()  # (_S_TENSOR, detached clone, grad_fn name, requires_grad,
 _S_ITEM = object()  # (_S_ITEM, detached clone, conversion or None, site): t.item() / conv(t)
 _S_FMT = object()  # (_S_FMT, template, snapshotted values): template.format(*values)
 _S_PERCENT = object()  # (_S_PERCENT, template, snapshotted values): template % values
+# A trap's exception argument, formatted only if the trap raises:
+# (_S_LAZY, template, values, percent)
+_S_LAZY = object()
 
 # Values formatted after the graph as they were at the call: immutable, and
 # their str/repr/format read nothing that the program can change.
@@ -390,9 +395,9 @@ def _fmt(template, *values):
     the string be built at once, as the original did.
     """
     if _compiling():
-        snapped = _snap_args(values)
+        snapped = _snapped_format(template, values, False)
         if snapped is not _NO:
-            return (_S_FMT, template, snapped)
+            return snapped
         return template.format(*_now(values))
     return template.format(*values)
 
@@ -403,11 +408,21 @@ def _fmt_percent(template, values):
     tuple) are snapshotted and the string is built when the action is
     emitted, or at once when a value cannot be snapshotted."""
     if _compiling():
-        snapped = _snap(values)
+        snapped = _snapped_format(template, values, True)
         if snapped is not _NO:
-            return (_S_PERCENT, template, snapped)
+            return snapped
         return template % _now((values,))[0]
     return template % values
+
+
+def _snapped_format(template, values, percent):
+    """``template.format(*values)`` (``template % values`` when ``percent``)
+    with the values snapshotted, to be built after the graph (_restore), or
+    _NO when a value cannot be kept exactly."""
+    snapped = _snap(values) if percent else _snap_args(values)
+    if snapped is _NO:
+        return _NO
+    return (_S_PERCENT if percent else _S_FMT, template, snapped)
 
 
 def _now(values):
@@ -494,11 +509,47 @@ def _warn_if(cond, message, category=None, stacklevel=1, source=None):
 # public API: traps
 
 
+def _message(template, *values):
+    """An exception argument of a trap, ``template.format(*values)`` (an
+    f-string or a ``str.format`` call), built only if the trap raises: the
+    values are taken at the call, the string is formatted when raising."""
+    return (_S_LAZY, template, values, False)
+
+
+def _message_percent(template, values):
+    """``template % values``, as ``message``."""
+    return (_S_LAZY, template, values, True)
+
+
+def _is_lazy(a):
+    return type(a) is tuple and len(a) == 4 and a[0] is _S_LAZY
+
+
+def _args_now(args):
+    """Exception arguments with every ``message`` formatted now."""
+    return tuple((a[1] % a[2] if a[3] else a[1].format(*a[2])) if _is_lazy(a) else a for a in args)
+
+
+def _args_snapped(args):
+    """Exception arguments with every ``message``'s values snapshotted (the
+    string is built after the graph, from the values as they were here), or
+    _NO when a value cannot be kept exactly."""
+    out = []
+    for a in args:
+        if _is_lazy(a):
+            a = _snapped_format(a[1], a[2], a[3])
+            if a is _NO:
+                return _NO
+        out.append(a)
+    return tuple(out)
+
+
 def _trap_if(fail, exc_type, *exc_args):
     """``if fail: raise exc_type(*exc_args)``; checked after the graph when compiled.
 
     ``fail`` is a ``bool`` or a tensor whose truth value Python would take
-    (``bool(fail)``; one element).
+    (``bool(fail)``; one element).  An argument made by ``message`` is
+    formatted only when raising.
     """
     if _compiling():
         if fail is False:
@@ -507,7 +558,16 @@ def _trap_if(fail, exc_type, *exc_args):
             # Decided at trace time (e.g. shapes differ): raise right here, as
             # the original did.  Dynamo breaks the graph at this raise; what was
             # deferred before it is flushed first.
-            raise exc_type(*exc_args)
+            raise exc_type(*_args_now(exc_args))
+        if any(_is_lazy(a) for a in exc_args):
+            snapped = _args_snapped(exc_args)
+            if snapped is _NO:
+                # A value whose text may change before the graph ends: decide
+                # here, as the original did (Dynamo breaks the graph on it).
+                if fail:
+                    raise exc_type(*_args_now(exc_args))
+                return
+            exc_args = snapped
         torch = _sys.modules["torch"]
         if isinstance(fail, torch.Tensor):
             fail = fail.detach().clone()
@@ -517,7 +577,7 @@ def _trap_if(fail, exc_type, *exc_args):
     if _QUEUE:
         _drain()
     if fail:
-        raise exc_type(*exc_args)
+        raise exc_type(*_args_now(exc_args))
     return
 
 
@@ -527,7 +587,7 @@ def _trap_unless(ok, exc_type, *exc_args):
         if ok is True:
             return None
         if ok is False:
-            raise exc_type(*exc_args)
+            raise exc_type(*_args_now(exc_args))
         torch = _sys.modules["torch"]
         if isinstance(ok, torch.Tensor):
             return _trap_if(torch.logical_not(ok), exc_type, *exc_args)
@@ -535,7 +595,7 @@ def _trap_unless(ok, exc_type, *exc_args):
     if _QUEUE:
         _drain()
     if not ok:
-        raise exc_type(*exc_args)
+        raise exc_type(*_args_now(exc_args))
     return None
 
 
@@ -1439,7 +1499,7 @@ def _emit(item):
     elif kind == _K_TRAP:
         if item[1]:
             # Later actions are dropped: the original never reached them.
-            raise item[2](*item[3])
+            raise item[2](*_restore(item[3]))
     else:  # pragma: no cover - defensive
         raise RuntimeError(f"graphmend.runtime: unknown queued action {kind!r}")
 
@@ -1481,6 +1541,8 @@ _PUBLIC = {
     "log_if": _log_if,
     "fmt": _fmt,
     "fmt_percent": _fmt_percent,
+    "message": _message,
+    "message_percent": _message_percent,
     "item": _item,
     "warn_if": _warn_if,
     "trap_if": _trap_if,

@@ -444,3 +444,10 @@ TEST(EditsImport, KeepsBom) {
 
 }  // namespace
 }  // namespace gm::edits
+
+TEST(EditsText, JoinLinesKeepsTokensApartAndBracketsTight) {
+  EXPECT_EQ(gm::edits::join_lines("(x.abs().amax(-1)\n            > 1e4\n        ).any()"),
+            "(x.abs().amax(-1) > 1e4).any()");
+  EXPECT_EQ(gm::edits::join_lines("f(\r\n    a,\r\n    b,\r\n)"), "f(a, b,)");
+  EXPECT_EQ(gm::edits::join_lines("a.sum() == 0"), "a.sum() == 0");
+}

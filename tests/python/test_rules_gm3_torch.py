@@ -138,6 +138,8 @@ GUARD_FAILURES = {
     "y must be non-negative": lambda x, y: (x, y - 2),
     "NaN after the projection": lambda x, y: (x.index_fill(1, torch.tensor([0]), float("nan")),
                                              y),
+    # `or` lowered to `|`
+    "y out of range": lambda x, y: (x, y + 100),
 }
 
 
@@ -260,6 +262,70 @@ def test_inlined_guard_raises_at_the_region_boundary(tmp_path):
 
 
 # ---------------------------------------------------------------------------
+# GM301: formatted messages, built only when the trap raises
+
+
+MESSAGE_FAILURES = {
+    ValueError: lambda x: x * 1000,  # the message formats x itself
+    RuntimeError: lambda x: x.index_fill(1, torch.tensor([2]), float("nan")),
+}
+
+
+def test_formatted_messages_one_graph_same_text(tmp_path):
+    original, mended = _pair("GM301", "torch_messages", "MessageNet", tmp_path)
+    x, y = _guard_inputs(7)
+    fn, cnt = _compile(original, "count")
+    _outcome(fn, x, y)
+    assert len(cnt.graphs) > 1 and _breaks() >= 1  # formatting breaks the graph
+
+    for backend in ("count", "eager", "inductor"):
+        fn, cnt = _compile(mended, backend)
+        for seed in (8, 9):
+            args = _guard_inputs(seed)
+            _same(_outcome(fn, *args), _outcome(original, *args))
+        for exc, make in MESSAGE_FAILURES.items():
+            x, y = _guard_inputs(10)
+            want = _outcome(original, make(x), y)
+            assert want[0][0] is exc
+            _same(_outcome(fn, make(x), y), want)
+            _same(_outcome(mended, make(x), y), want)  # eagerly
+        if cnt is not None:
+            _assert_one_graph(cnt)
+
+
+# ---------------------------------------------------------------------------
+# GM301: a Python test before the tensor test stays a real `if`
+
+
+def test_python_prefix_keeps_the_tensor_test_where_it_ran(tmp_path):
+    original, mended = _pair("GM301", "python_prefix", "Head", tmp_path)
+    x = torch.randn(3, 8)
+    fn, cnt = _compile(original, "count")
+    _outcome(fn, x, torch.tensor([1, 2, 3]))
+    assert len(cnt.graphs) > 1 and _breaks() >= 1
+
+    cases = [
+        (x, None, None),  # no labels: the tensor test never runs
+        (x, torch.tensor([1, 2, 3]), torch.ones(3, 2, dtype=torch.bool)),
+    ]
+    failing = [(x, torch.tensor([1, 12, 3]), None)]
+    fn, cnt = _compile(mended, "count")
+    for args in cases + failing:
+        want = _outcome(original, *args)
+        _same(_outcome(fn, *args), want)
+        _same(_outcome(mended, *args), want)
+    assert _outcome(original, *failing[0])[0][:2] == (ValueError, "Label values must be <= vocab_size: 10")
+    assert _breaks() == 0  # one graph per (labels, mask) specialisation, no break
+    mended.train()
+    original.train()
+    bad_mask = torch.zeros(3, 2, dtype=torch.bool)
+    want = _outcome(original, x, None, bad_mask)
+    assert want[0][:2] == (ValueError, "every row needs one token")
+    fn, _ = _compile(mended, "count")
+    _same(_outcome(fn, x, None, bad_mask), want)
+
+
+# ---------------------------------------------------------------------------
 # GM302: assert <tensor>
 
 
@@ -270,7 +336,23 @@ def _assert_inputs(seed):
 ASSERT_FAILURES = {
     "x out of range": lambda x: x * 1000,
     "": lambda x: x - 3,  # log1p is NaN; the assert has no message
+    # `and`/`not` lowered to `&`/`~`: the second and the third operand fail it
+    "degenerate rows": lambda x: x.index_fill(0, torch.tensor([1]), 0.0),
+    # a `.format` message, built only when the trap raises
+    "32 entries of torch.float32 reach 50": lambda x: x + 60,
 }
+
+
+def test_lowered_assert_fails_on_each_operand(tmp_path):
+    original, mended = _pair("GM302", "torch_asserts", "AssertNet", tmp_path)
+    fn, cnt = _compile(mended, "count")
+    x = _assert_inputs(6)
+    for bad in (x.index_fill(0, torch.tensor([2]), 0.0), x.index_fill(1, torch.tensor([3]), 0.5)):
+        want = _outcome(original, bad)
+        assert want[0][:2] == (AssertionError, "degenerate rows")
+        _same(_outcome(fn, bad), want)
+        _same(_outcome(mended, bad), want)
+    _assert_one_graph(cnt)
 
 
 def test_asserts_raise_assertion_error_when_compiled(tmp_path):
@@ -279,10 +361,12 @@ def test_asserts_raise_assertion_error_when_compiled(tmp_path):
     # What the rule is about (torch 2.13): `assert not <tensor>` breaks the
     # graph (the `not` takes a truth value); `assert <tensor>, "literal"` does
     # not, Dynamo lowers it to torch._assert_async, so a failing one raises
-    # RuntimeError instead of AssertionError.
+    # RuntimeError instead of AssertionError; `assert a and not b` breaks at
+    # each truth value it takes, an assert with a formatted message at its
+    # test.
     fn, cnt = _compile(original, "count")
     _outcome(fn, _assert_inputs(0))
-    assert len(cnt.graphs) == 2 and _breaks() >= 1
+    assert len(cnt.graphs) == 5 and _breaks() >= 4
     got = _outcome(fn, ASSERT_FAILURES["x out of range"](_assert_inputs(0)))
     assert got[0][0] is RuntimeError and "x out of range" in got[0][1]
 
@@ -306,6 +390,24 @@ def test_asserts_raise_assertion_error_when_compiled(tmp_path):
         for make in ASSERT_FAILURES.values():
             x = make(_assert_inputs(5))
             _same(_outcome(fn, x), _outcome(original, x))
+
+
+def test_assert_python_prefix_stays_an_assert(tmp_path):
+    original, mended = _pair("GM302", "python_prefix", "Prefix", tmp_path)
+    x = torch.rand(3, 4)
+    ok = torch.ones(3, 4, dtype=torch.bool)
+    fn, cnt = _compile(mended, "count")
+    nan = x.index_fill(1, torch.tensor([2]), float("nan"))
+    for args, failure in (((x, ok), None),
+                          ((x, ok.index_fill(0, torch.tensor([1]), False)), "every row needs a token"),
+                          ((nan, ok), "")):
+        want = _outcome(original, *args)
+        assert want[0][:2] == ((AssertionError, failure) if failure is not None else want[0][:2])
+        _same(_outcome(fn, *args), want)
+        _same(_outcome(mended, *args), want)
+    _assert_one_graph(cnt)
+    # the Python test fails first, as before: the tensor test never runs
+    _same(_outcome(mended, x, None), _outcome(original, x, None))
 
 
 def test_asserts_skipped_under_python_O(tmp_path):

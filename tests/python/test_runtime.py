@@ -633,3 +633,58 @@ def test_public_api():
     assert _graphmend_rt.API_VERSION == 1
     with pytest.raises(AttributeError):
         _graphmend_rt.no_such_function  # noqa: B018
+
+
+# --- message: a trap's argument formatted only when it raises
+
+
+class _Loud:
+    """An object whose text the trap cannot snapshot (its __format__ could
+    read state that changes after the call)."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __format__(self, spec):
+        self.calls += 1
+        return "loud"
+
+
+def _message_original(x, n):
+    if (x > 1).any():
+        raise ValueError(f"{n} entries above one in {x}")
+    return x * 2
+
+
+def _message_mended(x, n):
+    _graphmend_rt.trap_if((x > 1).any(), ValueError, _graphmend_rt.message("{} entries above one in {}", n, x))
+    return x * 2
+
+
+def test_message_formats_only_when_raising():
+    loud = _Loud()
+    _message_mended(torch.zeros(2), loud)  # passes: never formatted
+    assert loud.calls == 0
+    for x in (torch.zeros(3), torch.tensor([0.5, 2.0, 3.0])):
+        want = _outcome(_message_original, x, 7)
+        fn, cnt = compiled(_message_mended)
+        for got in (_outcome(_message_mended, x, 7), _outcome(fn, x, 7)):  # eagerly, compiled
+            if isinstance(want, torch.Tensor):
+                same(got, want)
+            else:
+                assert got == want  # the same text, from the values at the call
+        assert_one_graph(cnt)
+    percent = _graphmend_rt.message_percent("%d of %s", (3, "x"))
+    with pytest.raises(ValueError, match="^3 of x$"):
+        _graphmend_rt.trap_unless(False, ValueError, percent)
+
+
+def test_message_value_it_cannot_keep_decides_at_the_call():
+    # An object the runtime cannot snapshot: the trap takes the condition's
+    # truth value at the call, as the original did (a graph break), and the
+    # text is the original's.
+    bad = torch.tensor([2.0])
+    fn, _ = compiled(_message_mended)
+    want = _outcome(_message_original, bad, _Loud())
+    assert want[0] is ValueError and _outcome(fn, bad, _Loud()) == want
+    same(fn(torch.zeros(1), _Loud()), _message_original(torch.zeros(1), _Loud()))

@@ -99,6 +99,24 @@ bool only_trivia_after(std::string_view text, std::uint32_t end) {
   return i >= text.size() || text[i] == '#' || text[i] == '\n' || text[i] == '\r';
 }
 
+std::string join_lines(std::string_view expr) {
+  std::string out;
+  out.reserve(expr.size());
+  for (std::size_t i = 0; i < expr.size(); ++i) {
+    if (expr[i] != '\n' && expr[i] != '\r') {
+      out += expr[i];
+      continue;
+    }
+    while (!out.empty() && (out.back() == ' ' || out.back() == '\t')) out.pop_back();
+    while (i + 1 < expr.size() && is_space(expr[i + 1])) ++i;
+    const char next = i + 1 < expr.size() ? expr[i + 1] : ')';
+    const char prev = out.empty() ? '(' : out.back();
+    if (prev != '(' && prev != '[' && prev != '{' && next != ')' && next != ']' && next != '}')
+      out += ' ';
+  }
+  return out;
+}
+
 std::string render_lines(std::span<const std::string> lines, std::string_view indent,
                          const Stylist& style) {
   std::string out;

@@ -46,6 +46,12 @@ std::optional<std::string_view> statement_indentation(std::string_view text, std
 // True when only whitespace and an optional comment follow `end` on its line.
 bool only_trivia_after(std::string_view text, std::uint32_t end);
 
+// An expression's text that spans lines (inside brackets), on one line: each
+// line break and the indentation after it become one space, none after an
+// opening or before a closing bracket. The caller makes sure no comment,
+// triple-quoted string or backslash continuation is inside.
+std::string join_lines(std::string_view expr);
+
 // Re-indents `lines`, written with four spaces (or a tab) per level, into the
 // file's indent unit with `indent` prefixed to every line but the first.
 // Lines are joined with the file's newline; no trailing newline. Lines must

@@ -191,22 +191,6 @@ std::size_t chain_links(const lint::RuleContext& ctx, NodeId stmt) {
   return n;
 }
 
-// The operand texts of a static `and` prefix joined back with " and ".
-std::string join_and(const lint::RuleContext& ctx, std::span<const NodeId> values) {
-  const ast::Tree& tree = ctx.tree();
-  std::string out;
-  for (NodeId v : values) {
-    if (!out.empty()) out += " and ";
-    const NodeKind k = tree.kind(v);
-    const bool paren = k == NodeKind::BoolOp || k == NodeKind::IfExp || k == NodeKind::Lambda ||
-                       k == NodeKind::NamedExpr;
-    if (paren) out += '(';
-    out += ctx.text_of(v);
-    if (paren) out += ')';
-  }
-  return out;
-}
-
 // The data operands of the test as one expression (`&` between `and`
 // operands, each lowered with gm1::lower_condition), or nullopt with *why.
 std::optional<std::string> condition(const lint::RuleContext& ctx, std::span<const NodeId> data,
@@ -555,7 +539,7 @@ class DataDependentIf final : public lint::Rule {
     std::vector<std::string> lines;
     std::string indent;
     if (!statics.empty()) {
-      lines.push_back("if " + join_and(ctx, statics) + ":");
+      lines.push_back("if " + gm1::join_and(ctx, statics) + ":");
       indent = "    ";
     }
     std::string cond_ref = *cond;
@@ -774,7 +758,7 @@ class DataDependentIf final : public lint::Rule {
     std::vector<std::string> lines;
     std::string indent;
     if (!statics.empty()) {
-      lines.push_back("if " + join_and(ctx, statics) + ":");
+      lines.push_back("if " + gm1::join_and(ctx, statics) + ":");
       indent = "    ";
     }
     const std::vector<Assignment>* branches[2] = {&*then_a, &*else_a};

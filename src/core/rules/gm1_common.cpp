@@ -430,8 +430,8 @@ std::string wrap(const ast::Tree& tree, NodeId e, std::string text) {
 
 }  // namespace
 
-std::optional<std::string> lower_condition(const lint::RuleContext& ctx, NodeId e,
-                                           std::string* why) {
+std::optional<std::string> lower_condition(const lint::RuleContext& ctx, NodeId e, std::string* why,
+                                           const std::set<std::string>* known) {
   const ast::DepthGuard guard(expr_depth);
   if (guard.exceeded()) {
     *why = "the condition is nested too deeply to analyse";
@@ -443,6 +443,10 @@ std::optional<std::string> lower_condition(const lint::RuleContext& ctx, NodeId 
     const bool is_and = op_of(tree, e, GM_F(BoolOp, op)) == NodeKind::And;
     std::string out;
     bool first = true;
+    // Names the operands before this one used as tensors: they ran first, so
+    // those names hold tensors when this operand runs (`x.isnan().any() or
+    // x.isinf().any()`).
+    std::set<std::string> before = known ? *known : std::set<std::string>{};
     for (NodeId v : tree.children(e, GM_F(BoolOp, values))) {
       if (!bool_valued(ctx, v)) {
         *why = "`" + std::string(ctx.text_of(v)) + "` is not proven bool-valued, so `" +
@@ -451,6 +455,7 @@ std::optional<std::string> lower_condition(const lint::RuleContext& ctx, NodeId 
       }
       if (!first) {
         Purity p;
+        p.tensor_names = before;
         check_pure_total(ctx, v, p);
         if (!p.ok) {
           *why = "an operand `" + std::string(is_and ? "and" : "or") +
@@ -458,7 +463,8 @@ std::optional<std::string> lower_condition(const lint::RuleContext& ctx, NodeId 
           return std::nullopt;
         }
       }
-      auto lowered = lower_condition(ctx, v, why);
+      auto lowered = lower_condition(ctx, v, why, &before);
+      before.merge(tensor_names_of(ctx, v));
       if (!lowered) return std::nullopt;
       if (!first) out += is_and ? " & " : " | ";
       out += wrap(tree, v, *lowered);
@@ -469,15 +475,22 @@ std::optional<std::string> lower_condition(const lint::RuleContext& ctx, NodeId 
   if (tree.kind(e) == NodeKind::UnaryOp && op_of(tree, e, GM_F(UnaryOp, op)) == NodeKind::Not) {
     const NodeId v = tree.child(e, GM_F(UnaryOp, operand));
     const sema::TensorFact f = m.fact(v);
+    // `~` of a Python bool is an int: the operand must be a tensor. Names it
+    // uses as tensors count (`not x.isnan().any()`: with `x` anything else
+    // the operand raises before `~` is reached, as `not` would).
+    Purity kp;
+    if (known) kp.tensor_names = *known;
+    kp.tensor_names.merge(tensor_names_of(ctx, v));
     const bool tensor_bool =
         (f.kind == sema::TensorKind::Tensor && f.dtype == sema::DType::Bool) ||
-        (tree.kind(v) == NodeKind::BoolOp && f.kind == sema::TensorKind::Tensor);
+        (tree.kind(v) == NodeKind::BoolOp && f.kind == sema::TensorKind::Tensor) ||
+        (tree.kind(v) != NodeKind::BoolOp && bool_valued(ctx, v) && known_tensor(ctx, v, kp));
     if (!tensor_bool) {
       *why = "`not " + std::string(ctx.text_of(v)) +
              "`: the operand is not proven a bool tensor, so `not` cannot become `~`";
       return std::nullopt;
     }
-    auto lowered = lower_condition(ctx, v, why);
+    auto lowered = lower_condition(ctx, v, why, known);
     if (!lowered) return std::nullopt;
     std::string out = "~";
     out += wrap(tree, v, *lowered);
@@ -487,7 +500,35 @@ std::optional<std::string> lower_condition(const lint::RuleContext& ctx, NodeId 
   return std::string(ctx.text_of(e));
 }
 
+std::string join_and(const lint::RuleContext& ctx, std::span<const NodeId> values) {
+  const ast::Tree& tree = ctx.tree();
+  std::string out;
+  for (NodeId v : values) {
+    if (!out.empty()) out += " and ";
+    const NodeKind k = tree.kind(v);
+    const bool paren = k == NodeKind::BoolOp || k == NodeKind::IfExp || k == NodeKind::Lambda ||
+                       k == NodeKind::NamedExpr;
+    if (paren) out += '(';
+    out += ctx.text_of(v);
+    if (paren) out += ')';
+  }
+  return out;
+}
+
 // ------------------------------------------------------------------ purity
+
+namespace {
+
+// An int or float literal, or one negated.
+bool number_constant(const ast::Tree& tree, NodeId e) {
+  if (tree.kind(e) == NodeKind::UnaryOp && op_of(tree, e, GM_F(UnaryOp, op)) == NodeKind::USub)
+    e = tree.child(e, GM_F(UnaryOp, operand));
+  if (tree.kind(e) != NodeKind::Constant) return false;
+  const auto k = tree.constant_at(tree.field(e, GM_F(Constant, value))).kind;
+  return k == ast::ConstantValue::Kind::Int || k == ast::ConstantValue::Kind::Float;
+}
+
+}  // namespace
 
 std::set<std::string> tensor_names_of(const lint::RuleContext& ctx, NodeId cond) {
   const ast::Tree& tree = ctx.tree();
@@ -504,6 +545,16 @@ std::set<std::string> tensor_names_of(const lint::RuleContext& ctx, NodeId cond)
       const std::string_view leaf = torch_function_leaf(q);
       const auto args = tree.children(n, GM_F(Call, args));
       if (!leaf.empty() && predicable_op(leaf) && !args.empty()) subject = args[0];
+    }
+    // `(x >= 0).all()`: a comparison with a number has a tensor method only
+    // when `x` is a tensor (or array); with a Python number it is a bool.
+    if (subject && tree.kind(subject) == NodeKind::Compare &&
+        tree.raw_list(subject, GM_F(Compare, ops)).size() == 1) {
+      const NodeId sides[2] = {tree.child(subject, GM_F(Compare, left)),
+                               tree.children(subject, GM_F(Compare, comparators))[0]};
+      for (int i = 0; i < 2; ++i)
+        if (tree.kind(sides[i]) == NodeKind::Name && number_constant(tree, sides[1 - i]))
+          subject = sides[i];
     }
     if (subject && tree.kind(subject) == NodeKind::Name) out.emplace(name_id(tree, subject));
     return true;
@@ -532,6 +583,23 @@ bool known_tensor(const lint::RuleContext& ctx, NodeId e, const Purity& p) {
   if (tree.kind(e) == NodeKind::BinOp)
     return known_tensor(ctx, tree.child(e, GM_F(BinOp, left)), p) ||
            known_tensor(ctx, tree.child(e, GM_F(BinOp, right)), p);
+  if (tree.kind(e) == NodeKind::Compare) {
+    // One rich comparison with a tensor on either side: an elementwise bool
+    // tensor (`(x == 0.5).any()`).
+    const auto ops = tree.raw_list(e, GM_F(Compare, ops));
+    if (ops.size() != 1) return false;
+    switch (static_cast<NodeKind>(ops[0].index)) {
+      case NodeKind::Eq:
+      case NodeKind::NotEq:
+      case NodeKind::Lt:
+      case NodeKind::LtE:
+      case NodeKind::Gt:
+      case NodeKind::GtE: break;
+      default: return false;
+    }
+    return known_tensor(ctx, tree.child(e, GM_F(Compare, left)), p) ||
+           known_tensor(ctx, tree.children(e, GM_F(Compare, comparators))[0], p);
+  }
   return false;
 }
 
@@ -672,6 +740,10 @@ void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p) {
     if (!known_tensor(ctx, recv, p))
       return fail(p, ctx, call,
                   "calls `" + std::string(ctx.text_of(func)) + "` on a value not proven a tensor");
+    // Metadata of a known tensor (`dim()`, `numel()`, `size()`): known
+    // while tracing, read without touching the data.
+    if (const sema::ops::OpInfo* op = sema::ops::lookup(meth); op && op->has(sema::ops::MetaCall))
+      return;
     if (!predicable_op(meth))
       return fail(p, ctx, call,
                   "calls tensor method `." + std::string(meth) +

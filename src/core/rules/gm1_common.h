@@ -93,8 +93,14 @@ bool static_value(const lint::RuleContext& ctx, NodeId e);
 // keep the truth value: `&`/`|`/`~` need bool-valued operands (comparisons,
 // `.any()`/`.all()`, predicates, proven bool tensors), and operands that
 // `and`/`or` skipped now always run, so they must be pure and total.
-std::optional<std::string> lower_condition(const lint::RuleContext& ctx, NodeId e,
-                                           std::string* why);
+// `known`: names already proven tensors where `e` runs (earlier operands
+// used them as tensors).
+std::optional<std::string> lower_condition(const lint::RuleContext& ctx, NodeId e, std::string* why,
+                                           const std::set<std::string>* known = nullptr);
+
+// The operand texts of a static `and` prefix joined back with " and "
+// (parenthesised where an operand would not be one on its own).
+std::string join_and(const lint::RuleContext& ctx, std::span<const NodeId> values);
 
 // ---- code that now runs unconditionally
 

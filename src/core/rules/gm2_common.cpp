@@ -118,17 +118,35 @@ bool contains_read(const lint::RuleContext& ctx, NodeId e) {
   return found;
 }
 
+// How the values of a formatted string are passed: to `fmt` (deferred
+// reads: `.item()` becomes `_graphmend_rt.item(t)`, and only worth it when a
+// value reads tensor data) or to `message` (a trap's argument, formatted
+// only when it raises: a `.item()` would be a read on every call, so none is
+// taken; the values are collected for the caller's purity check).
+struct Formatting {
+  std::string_view fn = "fmt", fn_percent = "fmt_percent";
+  bool lazy = false;                      // message / message_percent
+  std::vector<NodeId>* values = nullptr;  // lazy: every value expression
+};
+
 // A value as `fmt` receives it: its item() form, or its own text
 // (parenthesised where it would not be one argument on its own); nullopt
 // when a read is inside it (`loss.item() * 100`: Python needs the number at
 // the call, so formatting later gains nothing).
-std::optional<std::string> value_text(const lint::RuleContext& ctx, NodeId e, bool& reads) {
-  std::string t = item_text(ctx, e);
-  if (!t.empty()) {
+std::optional<std::string> value_text(const lint::RuleContext& ctx, NodeId e, bool& reads,
+                                      const Formatting& how) {
+  if (how.lazy) {
+    if (contains_read(ctx, e)) return std::nullopt;
+    how.values->push_back(e);
     reads = true;
-    return t;
+  } else {
+    std::string t = item_text(ctx, e);
+    if (!t.empty()) {
+      reads = true;
+      return t;
+    }
+    if (contains_read(ctx, e)) return std::nullopt;
   }
-  if (contains_read(ctx, e)) return std::nullopt;
   // Only values with tensor evidence make formatting later worthwhile
   // (`f"step {i}"` of a Python int stays as written).
   if (gm1::tensor_evidence(ctx, e)) reads = true;
@@ -156,8 +174,8 @@ std::optional<std::string_view> str_value(const ast::Tree& tree, NodeId n) {
   return tree.str(v.text);
 }
 
-std::optional<std::string> fstring_text(const lint::RuleContext& ctx, NodeId js,
-                                        std::string* why_not) {
+std::optional<FormatCall> fstring_text(const lint::RuleContext& ctx, NodeId js,
+                                       std::string* why_not, const Formatting& how) {
   const auto& tree = ctx.tree();
   std::string templ;
   std::vector<std::string> values;
@@ -191,18 +209,19 @@ std::optional<std::string> fstring_text(const lint::RuleContext& ctx, NodeId js,
       if (!spec_text.empty()) templ += ':' + spec_text;
     }
     templ += '}';
-    auto v = value_text(ctx, tree.child(part, GM_F(FormattedValue, value)), reads);
+    auto v = value_text(ctx, tree.child(part, GM_F(FormattedValue, value)), reads, how);
     if (!v) return std::nullopt;
     values.push_back(std::move(*v));
   }
   if (values.empty() || !reads) return std::nullopt;
-  std::string out = std::string(kRuntimeAlias) + ".fmt(" + ctx.quote(templ);
-  for (auto& v : values) out += ", " + v;
-  return out + ")";
+  values.insert(values.begin(), ctx.quote(templ));
+  return FormatCall{std::string(kRuntimeAlias) + "." + std::string(how.fn) + "(",
+                    std::move(values)};
 }
 
 // `"...".format(a, b)`: positional arguments only.
-std::optional<std::string> format_call_text(const lint::RuleContext& ctx, NodeId call) {
+std::optional<FormatCall> format_call_text(const lint::RuleContext& ctx, NodeId call,
+                                           const Formatting& how) {
   const auto& tree = ctx.tree();
   const NodeId func = tree.child(call, GM_F(Call, func));
   if (tree.kind(func) != NodeKind::Attribute ||
@@ -212,21 +231,23 @@ std::optional<std::string> format_call_text(const lint::RuleContext& ctx, NodeId
   if (!str_value(tree, recv) || !tree.children(call, GM_F(Call, keywords)).empty())
     return std::nullopt;
   bool reads = false;
-  std::string out = std::string(kRuntimeAlias) + ".fmt(" + std::string(ctx.text_of(recv));
+  FormatCall out{std::string(kRuntimeAlias) + "." + std::string(how.fn) + "(",
+                 {std::string(ctx.text_of(recv))}};
   const auto args = tree.children(call, GM_F(Call, args));
   if (args.empty()) return std::nullopt;
   for (NodeId a : args) {
     if (tree.kind(a) == NodeKind::Starred) return std::nullopt;
-    auto v = value_text(ctx, a, reads);
+    auto v = value_text(ctx, a, reads, how);
     if (!v) return std::nullopt;
-    out += ", " + *v;
+    out.args.push_back(std::move(*v));
   }
   if (!reads) return std::nullopt;
-  return out + ")";
+  return out;
 }
 
 // `"..." % v` / `"..." % (a, b)`: the values as `fmt_percent` receives them.
-std::optional<std::string> percent_text(const lint::RuleContext& ctx, NodeId binop) {
+std::optional<FormatCall> percent_text(const lint::RuleContext& ctx, NodeId binop,
+                                       const Formatting& how) {
   const auto& tree = ctx.tree();
   if (tree.kind(binop) != NodeKind::BinOp ||
       static_cast<NodeKind>(tree.field(binop, GM_F(BinOp, op)).a) != NodeKind::Mod)
@@ -242,7 +263,7 @@ std::optional<std::string> percent_text(const lint::RuleContext& ctx, NodeId bin
     values = "(";
     for (std::size_t i = 0; i < elts.size(); ++i) {
       if (tree.kind(elts[i]) == NodeKind::Starred) return std::nullopt;
-      auto v = value_text(ctx, elts[i], reads);
+      auto v = value_text(ctx, elts[i], reads, how);
       if (!v) return std::nullopt;
       values += (i ? ", " : "") + *v;
     }
@@ -250,33 +271,55 @@ std::optional<std::string> percent_text(const lint::RuleContext& ctx, NodeId bin
   } else if (tree.kind(right) == NodeKind::Dict) {
     return std::nullopt;  // `%(name)s`: left as written
   } else {
-    auto v = value_text(ctx, right, reads);
+    auto v = value_text(ctx, right, reads, how);
     if (!v) return std::nullopt;
     values = std::move(*v);
   }
   if (!reads) return std::nullopt;
-  return std::string(kRuntimeAlias) + ".fmt_percent(" + std::string(ctx.text_of(left)) + ", " +
-         values + ")";
+  return FormatCall{std::string(kRuntimeAlias) + "." + std::string(how.fn_percent) + "(",
+                    {std::string(ctx.text_of(left)), std::move(values)}};
 }
 
 }  // namespace
 
+std::string FormatCall::text() const {
+  std::string out = head;
+  for (std::size_t i = 0; i < args.size(); ++i) out += (i ? ", " : "") + args[i];
+  return out + ")";
+}
+
 std::optional<edits::Edit> defer_reads(const lint::RuleContext& ctx, NodeId arg,
                                        std::string* why_not) {
   const auto& tree = ctx.tree();
+  const Formatting how;
   std::optional<std::string> text;
+  std::optional<FormatCall> call;
   if (tree.kind(arg) == NodeKind::JoinedStr) {
-    text = fstring_text(ctx, arg, why_not);
+    call = fstring_text(ctx, arg, why_not, how);
   } else if (tree.kind(arg) == NodeKind::BinOp) {
-    text = percent_text(ctx, arg);
+    call = percent_text(ctx, arg, how);
   } else if (tree.kind(arg) == NodeKind::Call) {
     if (auto t = item_text(ctx, arg); !t.empty())
       text = std::move(t);
     else
-      text = format_call_text(ctx, arg);
+      call = format_call_text(ctx, arg, how);
   }
+  if (call) text = call->text();
   if (!text) return std::nullopt;
   return edits::Edit::replace(tree.at(arg).begin, tree.at(arg).end, std::move(*text));
+}
+
+std::optional<FormatCall> lazy_message(const lint::RuleContext& ctx, NodeId arg,
+                                       std::vector<NodeId>& values) {
+  const auto& tree = ctx.tree();
+  const Formatting how{"message", "message_percent", true, &values};
+  std::string why_not;
+  switch (tree.kind(arg)) {
+    case NodeKind::JoinedStr: return fstring_text(ctx, arg, &why_not, how);
+    case NodeKind::BinOp: return percent_text(ctx, arg, how);
+    case NodeKind::Call: return format_call_text(ctx, arg, how);
+    default: return std::nullopt;
+  }
 }
 
 namespace {

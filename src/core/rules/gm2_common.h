@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ast/tree.h"
 #include "edits/edit.h"
@@ -61,6 +62,23 @@ bool is_falsy_literal(const lint::RuleContext& ctx, ast::NodeId value);
 // left alone (`why_not` says so when given).
 std::optional<edits::Edit> defer_reads(const lint::RuleContext& ctx, ast::NodeId arg,
                                        std::string* why_not = nullptr);
+
+// A trap's exception argument built by formatting (an f-string with
+// placeholders, `"...".format(a, b)`, `"..." % v`), as the runtime call that
+// formats it only when the trap raises:
+//   f"got {x.shape}, {n}"  -> _graphmend_rt.message("got {}, {}", x.shape, n)
+//   "got %d" % n           -> _graphmend_rt.message_percent("got %d", n)
+// The value expressions are still evaluated at the call, now also when the
+// check passes: they are appended to `values` for the caller to prove pure
+// and total. nullopt for any other form, or when a value reads tensor data
+// (`.item()`, `float(t)`: a read on every call).
+struct FormatCall {
+  std::string head;               // `_graphmend_rt.message(`
+  std::vector<std::string> args;  // the template, then the values
+  std::string text() const;       // head + args joined + `)`
+};
+std::optional<FormatCall> lazy_message(const lint::RuleContext& ctx, ast::NodeId arg,
+                                       std::vector<ast::NodeId>& values);
 
 // Builds the fix (safe, or unsafe when `unsafe`) from `edits` plus the
 // import; sets declined_reason instead when the alias clashes.

@@ -4,6 +4,7 @@
 
 #include "edits/text.h"
 #include "edits/tree_query.h"
+#include "rules/gm1_common.h"
 #include "rules/gm2_common.h"
 #include "rules/gm3_common.h"
 #include "rules/rules.h"
@@ -52,8 +53,20 @@ The guard becomes one call of the runtime, and the import is added once:
     if not COND:                 _graphmend_rt.trap_unless(COND,
         raise E("msg")     ->        E, "msg")
 
+A test that starts with Python-level operands (`if labels is not None and
+labels.max() >= n:`, `if mask is not None and self.training and ...`)
+keeps them as a real `if` around the trap, so the tensor test runs exactly
+when it ran before (one tensor operand after them; several are lowered as a
+whole, below):
+
+    if labels is not None and labels.max() >= n:     if labels is not None:
+        raise ValueError("...")               ->          _graphmend_rt.trap_if(labels.max() >= n, ValueError, "...")
+
 `if [not] torch.equal(a, b)` (or `a.equal(b)`) passes
-`_graphmend_rt.equal(a, b)` as the condition.
+`_graphmend_rt.equal(a, b)` as the condition. A condition combining tests
+with `and`/`or`/`not` is passed as one expression with the same truth
+value, as GM302 does (`if x.isnan().any() or x.isinf().any():` ->
+`trap_if(x.isnan().any() | x.isinf().any(), ...)`).
 
 `trap_if(c, E, *args)` is exactly `if c: raise E(*args)` when run eagerly,
 for a condition of any type. While Dynamo traces, a tensor condition stays in
@@ -76,12 +89,22 @@ per line with a trailing comma). Comments of the guard go above the call.
   than a class or class call, or is constructed with keyword or starred
   arguments; `StopIteration`, `StopAsyncIteration`, `GeneratorExit`,
   `SystemExit` and `KeyboardInterrupt` steer control flow and are left alone;
-- an argument is not a constant: only string, bytes and number constants
-  (implicit concatenation included), f-strings without placeholders, `True`,
-  `False` and `None`. A name, call or f-string placeholder would be evaluated
-  even when the check passes;
-- the condition combines tensor tests with `and`/`or`/`not` (other than one
-  outermost `not`), is a chained comparison, or nests `torch.equal` in a
+- an argument is neither a constant (string, bytes and number constants,
+  implicit concatenation included, f-strings without placeholders, `True`,
+  `False`, `None`) nor a formatted string the runtime can build later: an
+  f-string, `"...".format(a, b)` or `"..." % v` becomes
+  `_graphmend_rt.message(...)` (docs/runtime.md), formatted only when the
+  trap raises, but its values are evaluated on every call, so each must be
+  pure and total there (a name, metadata of a proven tensor, an attribute the
+  condition reads or the class assigns; not a `.item()`, a subscript that
+  may raise, a call outside the op table). A name bound to a string, a call
+  or `+` concatenation is declined;
+- the condition combines tests with `and`/`or`/`not` and cannot be written
+  as one expression with the same truth value (as in GM302: every operand
+  bool-valued, `not` only of a proven tensor, an operand that `and`/`or`
+  could skip pure and total since it now always runs); the reason names
+  the operand;
+- the condition is a chained comparison, or nests `torch.equal` in a
   larger expression (not yet lowered); `allclose` (no trap helper yet);
 - the guard is inside a `try` with `except` handlers: the trap raises at the
   end of the graph, where the handlers cannot catch it;
@@ -242,15 +265,21 @@ class TensorGuardRaise final : public lint::Rule {
     const auto& tree = ctx.tree();
     const sema::Model& m = *ctx.model();
     const NodeId test = tree.child(guard, GM_F(If, test));
-    const gm3::Condition cond = gm3::analyze_condition(ctx, test);
+    // `if <Python test> and <tensor test>:` keeps the Python test as a real
+    // `if` around the trap, so the tensor test runs exactly when it ran.
+    const gm3::PythonPrefix prefix = gm3::python_prefix(ctx, test);
+    const std::vector<NodeId>& statics = prefix.statics;
+    const NodeId data_test = prefix.data;
+    const gm3::Condition cond = gm3::analyze_condition(ctx, data_test);
     auto& d = sink.report(tree.at(test).begin, tree.at(test).end,
                           "validation guard on tensor data breaks the graph");
-    d.why = cond.equal == gm3::Condition::Equal::Item ? std::string(gm3::kItemWhy)
-            : cond.equal != gm3::Condition::Equal::None
-                ? "torch.equal returns a Python bool computed from tensor data: Dynamo breaks "
-                  "the graph there (Data dependent operator, GB0033) and runs the check eagerly"
-                : "Dynamo cannot branch on tensor data: the `if` breaks the graph "
-                  "(Data-dependent branching, GB0170) and the check runs eagerly";
+    d.why =
+        cond.equal == gm3::Condition::Equal::Item ? std::string(gm3::kItemWhy)
+        : cond.equal != gm3::Condition::Equal::None && cond.equal != gm3::Condition::Equal::Lowered
+            ? "torch.equal returns a Python bool computed from tensor data: Dynamo breaks "
+              "the graph there (Data dependent operator, GB0033) and runs the check eagerly"
+            : "Dynamo cannot branch on tensor data: the `if` breaks the graph "
+              "(Data-dependent branching, GB0170) and the check runs eagerly";
 
     if (is_elif(ctx, guard)) {
       d.declined_reason = "the guard is an `elif` branch of an earlier test (not yet lowered)";
@@ -299,15 +328,23 @@ class TensorGuardRaise final : public lint::Rule {
                           "constructed without side effects)";
       return;
     }
-    for (NodeId a : args) {
+    // A formatted argument is passed as `_graphmend_rt.message(...)`: built
+    // only when the trap raises.
+    std::vector<std::optional<gm3::Piece>> lazy(args.size());
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const NodeId a = args[i];
       if (tree.kind(a) == NodeKind::Starred) {
         d.declined_reason = "the exception is constructed with starred arguments";
         return;
       }
       if (auto why = gm3::non_constant_reason(ctx, a); !why.empty()) {
-        d.declined_reason = "the exception's arguments are not constants (" + why +
-                            "): the trap would evaluate them even when the check passes";
-        return;
+        std::string lazy_why;
+        lazy[i] = gm3::lazy_argument(ctx, a, data_test, guard, lazy_why);
+        if (!lazy[i]) {
+          d.declined_reason =
+              "the exception's arguments are not constants (" + why + "): " + lazy_why;
+          return;
+        }
       }
     }
     if (!cond.declined.empty()) {
@@ -329,11 +366,20 @@ class TensorGuardRaise final : public lint::Rule {
     }
     pieces.push_back(gm3::Piece::separator());
     pieces.push_back(gm3::Piece::source(tree.at(cls).begin, tree.at(cls).end));
-    for (NodeId a : args) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
       pieces.push_back(gm3::Piece::separator());
-      pieces.push_back(gm3::Piece::source(tree.at(a).begin, tree.at(a).end));
+      pieces.push_back(lazy[i] ? *lazy[i]
+                               : gm3::Piece::source(tree.at(args[i]).begin, tree.at(args[i]).end));
     }
-    const auto text = gm3::render(ctx, guard, pieces, ")");
+    std::string block;
+    if (!statics.empty()) {
+      block = "if " + gm1::join_and(ctx, statics) + ":";
+      if (block.find('\n') != std::string::npos) {
+        d.declined_reason = "the Python test before the tensor test spans lines";
+        return;
+      }
+    }
+    const auto text = gm3::render(ctx, guard, pieces, ")", block);
     if (!text) {
       d.declined_reason = "cannot lay the trap call out on the guard's lines";
       return;

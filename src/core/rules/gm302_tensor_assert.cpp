@@ -2,6 +2,7 @@
 // `if __debug__: _graphmend_rt.trap_unless(COND, AssertionError[, "msg"])`.
 #include "edits/text.h"
 #include "edits/tree_query.h"
+#include "rules/gm1_common.h"
 #include "rules/gm2_common.h"
 #include "rules/gm3_common.h"
 #include "rules/rules.h"
@@ -52,6 +53,26 @@ For a constant or absent message:
     assert not COND      ->   if __debug__: _graphmend_rt.trap_if(COND, AssertionError)
 
 `assert [not] torch.equal(a, b)` passes `_graphmend_rt.equal(a, b)`.
+An assert whose test starts with Python-level operands splits in two, so
+that the tensor test runs exactly when it ran before:
+
+    assert mask is not None and (mask.sum(-1) > 0).all(), "m"
+    ->
+    assert mask is not None, "m"
+    if __debug__:
+        _graphmend_rt.trap_unless((mask.sum(-1) > 0).all(), AssertionError, "m")
+
+(one tensor operand after them; several are lowered as a whole, below).
+A condition combining tests with `and`/`or`/`not` is passed as one
+expression with the same truth value: `a and b` -> `(a) & (b)`, `a or b`
+-> `(a) | (b)`, an inner `not a` -> `~(a)` (as GM101 lowers conditions).
+Every operand must be bool-valued (a comparison, `.any()`/`.all()`, a
+predicate, a proven bool tensor), `~` only applies to an operand proven a
+tensor (`~` of a Python bool is an int), and an operand that `and`/`or`
+could skip now always runs, so it must be pure and total, its names proven
+tensors or used as tensors by an operand before it
+(`x.isnan().any() or x.isinf().any()`). Operands spanning lines are
+joined onto one line.
 `assert t.item() <= n` passes `_graphmend_rt.compare_item(t, "<=", n)`
 (`n <= t.item()`: `compare_item(n, "<=", t, item=1)`): while tracing, the
 comparison is made on the tensor whenever that gives Python's answer for
@@ -68,12 +89,18 @@ the condition stays in the graph as a 0-d bool output and the runtime raises
 `AssertionError(msg)` right after the graph, for any backend.
 
 ## When it declines
-- the message is not a constant (only strings, bytes, numbers, `True`,
-  `False`, `None`, f-strings without placeholders): it would be evaluated
-  even when the check passes;
-- the condition combines tensor tests with `and`/`or`/`not` (other than one
-  outermost `not`), is a chained comparison, nests `torch.equal` in a
-  larger expression, or is `allclose` (not yet lowered);
+- the message is neither a constant (strings, bytes, numbers, `True`,
+  `False`, `None`, f-strings without placeholders) nor a formatted string
+  whose values are pure and total where the assert runs: an f-string,
+  `.format` or `%` message becomes `_graphmend_rt.message(...)`, formatted
+  only when the trap raises (as in GM301);
+- the condition combines tests with `and`/`or`/`not` and an operand is not
+  proven bool-valued, a `not` is applied to something not proven a tensor,
+  or an operand that could be skipped is not proven pure and total (a call
+  outside the op table's pure, total ops, a subscript, a name not proven a
+  tensor); the reason names it;
+- the condition is a chained comparison, nests `torch.equal` in a larger
+  expression, or is `allclose` (not yet lowered);
 - the `assert` shares its line with other statements (`x = 1; assert c`,
   `if p: assert c`);
 - the assert is inside a `try` with `except` handlers, or the code after it
@@ -130,9 +157,13 @@ class TensorAssert final : public lint::Rule {
  private:
   static void report(const lint::RuleContext& ctx, lint::DiagnosticSink& sink, NodeId stmt) {
     const auto& tree = ctx.tree();
-    const NodeId test = tree.child(stmt, GM_F(Assert, test));
+    const NodeId whole = tree.child(stmt, GM_F(Assert, test));
     const NodeId msg = tree.child(stmt, GM_F(Assert, msg));
     const std::string msg_why = msg ? gm3::non_constant_reason(ctx, msg) : std::string();
+    // `assert <Python test> and <tensor test>, m` splits into `assert <Python
+    // test>, m` and the trap: the tensor test runs exactly when it ran.
+    const gm3::PythonPrefix prefix = gm3::python_prefix(ctx, whole);
+    const NodeId test = prefix.data;
     const gm3::Condition cond = gm3::analyze_condition(ctx, test);
     auto& d = sink.report(tree.at(stmt).begin, tree.at(stmt).end,
                           "`assert` on tensor data in a compiled region");
@@ -143,6 +174,9 @@ class TensorAssert final : public lint::Rule {
           "torch._assert_async: it breaks the graph (Data-dependent branching, GB0170)";
     else if (!cond.declined.empty())
       d.why = std::string(kBranch) + "it breaks the graph (Data-dependent branching, GB0170)";
+    else if (cond.equal == gm3::Condition::Equal::Lowered)
+      d.why = std::string(kBranch) +
+              "`and`/`or`/`not` on a tensor break the graph (Data-dependent branching, GB0170)";
     else if (cond.equal == gm3::Condition::Equal::Item)
       d.why = gm3::kItemWhy;
     else if (cond.equal != gm3::Condition::Equal::None)
@@ -157,10 +191,14 @@ class TensorAssert final : public lint::Rule {
           "Dynamo rewrites the assert into torch._assert_async (no graph break): under "
           "torch.compile a failing check raises RuntimeError instead of AssertionError";
 
+    std::optional<gm3::Piece> lazy_msg;  // `_graphmend_rt.message(...)`
     if (!msg_why.empty()) {
-      d.declined_reason = "the message is not a constant (" + msg_why +
-                          "): the trap would evaluate it even when the check passes";
-      return;
+      std::string lazy_why;
+      lazy_msg = gm3::lazy_argument(ctx, msg, test, stmt, lazy_why);
+      if (!lazy_msg) {
+        d.declined_reason = "the message is not a constant (" + msg_why + "): " + lazy_why;
+        return;
+      }
     }
     if (!cond.declined.empty()) {
       d.declined_reason = cond.declined;
@@ -176,10 +214,19 @@ class TensorAssert final : public lint::Rule {
       d.declined_reason = std::move(why);
       return;
     }
+    std::string before;
+    if (!prefix.statics.empty()) {
+      before = "assert " + gm1::join_and(ctx, prefix.statics);
+      if (msg) before += ", " + std::string(ctx.text_of(msg));
+      if (before.find('\n') != std::string::npos) {
+        d.declined_reason = "the Python test before the tensor test, or the message, spans lines";
+        return;
+      }
+    }
     std::string declined;
-    std::vector<gm3::Piece> pieces{
-        gm3::Piece::literal(std::string("if __debug__: ") + std::string(gm2::kRuntimeAlias) +
-                            (cond.negated ? ".trap_if(" : ".trap_unless("))};
+    std::vector<gm3::Piece> pieces{gm3::Piece::literal(
+        std::string(before.empty() ? "if __debug__: " : "") + std::string(gm2::kRuntimeAlias) +
+        (cond.negated ? ".trap_if(" : ".trap_unless("))};
     for (auto& p : gm3::condition_pieces(ctx, cond, declined)) pieces.push_back(std::move(p));
     if (!declined.empty()) {
       d.declined_reason = std::move(declined);
@@ -189,9 +236,11 @@ class TensorAssert final : public lint::Rule {
     pieces.push_back(gm3::Piece::literal("AssertionError"));
     if (msg) {
       pieces.push_back(gm3::Piece::separator());
-      pieces.push_back(gm3::Piece::source(tree.at(msg).begin, tree.at(msg).end));
+      pieces.push_back(lazy_msg ? *lazy_msg
+                                : gm3::Piece::source(tree.at(msg).begin, tree.at(msg).end));
     }
-    const auto text = gm3::render(ctx, stmt, pieces, ")");
+    const auto text = before.empty() ? gm3::render(ctx, stmt, pieces, ")")
+                                     : gm3::render(ctx, stmt, pieces, ")", "if __debug__:", before);
     if (!text) {
       d.declined_reason = "cannot lay the trap call out on the assert's lines";
       return;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "edits/text.h"
 #include "edits/tree_query.h"
@@ -209,15 +210,13 @@ Condition analyze_condition(const lint::RuleContext& ctx, NodeId test) {
     c.negated = true;
     c.expr = tree.child(test, GM_F(UnaryOp, operand));
   }
+  bool combined = false;  // `and` / `or` / an inner `not`
   walk(tree, c.expr, [&](NodeId n) {
     if (!c.declined.empty()) return;
     switch (tree.kind(n)) {
-      case NodeKind::BoolOp:
-        c.declined = "condition combines tensor tests with and/or/not (not yet lowered)";
-        return;
+      case NodeKind::BoolOp: combined = true; return;
       case NodeKind::UnaryOp:
-        if (op_of(tree, n, GM_F(UnaryOp, op)) == NodeKind::Not)
-          c.declined = "condition combines tensor tests with and/or/not (not yet lowered)";
+        if (op_of(tree, n, GM_F(UnaryOp, op)) == NodeKind::Not) combined = true;
         return;
       case NodeKind::Compare:
         if (tree.raw_list(n, GM_F(Compare, ops)).size() > 1)
@@ -233,6 +232,32 @@ Condition analyze_condition(const lint::RuleContext& ctx, NodeId test) {
     }
   });
   if (!c.declined.empty()) return c;
+  if (combined) {
+    // One expression with the same truth value: `&` / `|` / `~` of
+    // bool-valued operands, where an operand `and`/`or` may skip must be pure
+    // and total (it now always runs, also on the trap's eager path).
+    std::string why;
+    auto lowered = gm1::lower_condition(ctx, c.expr, &why);
+    if (!lowered) {
+      c.declined = "condition combines tests with and/or/not: " + why;
+      return c;
+    }
+    if (lowered->find('\n') != std::string::npos) {
+      // Operands spanning lines are joined onto one line, unless a comment or
+      // a triple-quoted string would change meaning.
+      if (lowered->find('#') != std::string::npos || lowered->find('\\') != std::string::npos ||
+          lowered->find("\"\"\"") != std::string::npos ||
+          lowered->find("'''") != std::string::npos) {
+        c.declined =
+            "the combined condition spans lines with a comment, a backslash or a long string";
+        return c;
+      }
+      lowered = edits::join_lines(*lowered);
+    }
+    c.equal = Condition::Equal::Lowered;
+    c.lowered = std::move(*lowered);
+    return c;
+  }
   if (const auto side = item_comparison(m, c.expr)) {
     c.equal = Condition::Equal::Item;
     c.item_side = *side;
@@ -275,6 +300,23 @@ Condition analyze_condition(const lint::RuleContext& ctx, NodeId test) {
     }
   }
   return c;
+}
+
+PythonPrefix python_prefix(const lint::RuleContext& ctx, NodeId test) {
+  const auto& tree = ctx.tree();
+  PythonPrefix out{{}, test};
+  if (tree.kind(test) != NodeKind::BoolOp || op_of(tree, test, GM_F(BoolOp, op)) != NodeKind::And)
+    return out;
+  const auto values = tree.children(test, GM_F(BoolOp, values));
+  std::size_t k = 0;
+  while (k < values.size() && gm1::static_value(ctx, values[k]) &&
+         !gm1::tensor_evidence(ctx, values[k]))
+    ++k;
+  if (k > 0 && k + 1 == values.size()) {
+    out.statics.assign(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k));
+    out.data = values[k];
+  }
+  return out;
 }
 
 // `t.item()` with no arguments, t not proven a non-tensor: its receiver,
@@ -320,6 +362,7 @@ std::string compare_item_call(const lint::RuleContext& ctx, NodeId e, int side) 
       case Piece::Kind::Literal: out += p.text; break;
       case Piece::Kind::Separator: out += ", "; break;
       case Piece::Kind::Source: out += ctx.text().substr(p.begin, p.end - p.begin); break;
+      case Piece::Kind::Call: break;  // never a condition's
     }
   }
   return out;
@@ -332,6 +375,7 @@ std::vector<Piece> condition_pieces(const lint::RuleContext& ctx, const Conditio
   const std::string equal = std::string(gm2::kRuntimeAlias) + ".equal";
   switch (c.equal) {
     case Condition::Equal::None: return {Piece::source(e.begin, e.end)};
+    case Condition::Equal::Lowered: return {Piece::literal(c.lowered)};
     case Condition::Equal::Item: {
       const NodeId left = tree.child(c.expr, GM_F(Compare, left));
       const NodeId right = tree.children(c.expr, GM_F(Compare, comparators))[0];
@@ -419,6 +463,55 @@ std::string non_constant_reason(const lint::RuleContext& ctx, NodeId e) {
     default: break;
   }
   return "`" + short_text(ctx.text_of(e)) + "` is not a constant";
+}
+
+std::optional<Piece> lazy_argument(const lint::RuleContext& ctx, NodeId arg, NodeId cond,
+                                   NodeId stmt, std::string& why) {
+  const auto& tree = ctx.tree();
+  std::vector<NodeId> values;
+  auto text = gm2::lazy_message(ctx, arg, values);
+  if (!text) {
+    why =
+        "only f-strings, `str.format` with positional arguments and `%` formatting are "
+        "deferred, without a tensor read (`.item()`, `float(t)`) in a value, a `{x:{w}}` "
+        "field or `%(name)s`";
+    return std::nullopt;
+  }
+  // Attributes the condition reads on every evaluation (no `and`/`or`/`if`
+  // in it that could skip them) are present when the trap's arguments run.
+  std::set<std::string_view> read_by_cond;
+  bool may_skip = false;
+  walk(tree, cond, [&](NodeId n) {
+    const NodeKind k = tree.kind(n);
+    if (k == NodeKind::BoolOp || k == NodeKind::IfExp || k == NodeKind::Lambda) may_skip = true;
+    if (k == NodeKind::Attribute) read_by_cond.insert(ctx.text_of(n));
+  });
+  if (may_skip) read_by_cond.clear();
+  gm1::Purity p;
+  p.tensor_names = gm1::tensor_names_of(ctx, cond);
+  const sema::Model& m = *ctx.model();
+  const NodeId func = gm1::enclosing_function(m, stmt);
+  const auto cond_names = gm1::names_read(ctx, cond);
+  for (NodeId v : values) {
+    if (tree.kind(v) == NodeKind::Attribute && read_by_cond.count(ctx.text_of(v))) continue;
+    gm1::check_pure_total(ctx, v, p);
+    if (!p.ok) {
+      why = "a value it formats would now run on every call: " + p.why;
+      return std::nullopt;
+    }
+    // A local the original read only on failure may be unbound when the
+    // check passes (`n` assigned in one branch above).
+    if (!func) continue;
+    for (const std::string& name : gm1::names_read(ctx, v)) {
+      if (std::find(cond_names.begin(), cond_names.end(), name) != cond_names.end()) continue;
+      if (m.bindings_of(m.scope_of(stmt), name).empty() || gm1::bound_before(ctx, func, stmt, name))
+        continue;
+      why = "a value it formats would now run on every call: `" + name +
+            "` is not bound on every path to the check";
+      return std::nullopt;
+    }
+  }
+  return Piece::call(std::move(text->head), std::move(text->args));
 }
 
 // ------------------------------------------------------------------ after the guard
@@ -759,7 +852,8 @@ std::string scan_after(const lint::RuleContext& ctx, NodeId guard, std::string_v
 // ------------------------------------------------------------------ layout
 
 std::optional<std::string> render(const lint::RuleContext& ctx, NodeId stmt,
-                                  const std::vector<Piece>& pieces, std::string_view close) {
+                                  const std::vector<Piece>& pieces, std::string_view close,
+                                  std::string_view block, std::string_view before) {
   const std::string_view text = ctx.text();
   const auto& node = ctx.tree().at(stmt);
   if (pieces.empty() || pieces.front().kind != Piece::Kind::Literal || close != ")")
@@ -793,6 +887,14 @@ std::optional<std::string> render(const lint::RuleContext& ctx, NodeId stmt,
         else
           cur().text += ", ";
         break;
+      case Piece::Kind::Call: {
+        if (open) return std::nullopt;  // a call is a whole argument
+        std::vector<gm1::Doc> inner;
+        for (const auto& a : p.args) inner.push_back(gm1::Doc::atom(a));
+        args.push_back(gm1::Doc::call_of(p.text, std::move(inner)));
+        open = true;
+        break;
+      }
       case Piece::Kind::Source: {
         if (p.begin < prev_end || p.end > node.end || p.end <= p.begin) return std::nullopt;
         gm1::Doc& d = cur();
@@ -834,6 +936,13 @@ std::optional<std::string> render(const lint::RuleContext& ctx, NodeId stmt,
   constexpr std::string_view kDebug = "if __debug__: ";
   const bool debug = head.starts_with(kDebug);
   gm1::Doc doc = gm1::Doc::call_of(head, args);
+  if (!before.empty()) lines.emplace_back(before);
+  if (!block.empty()) {
+    lines.emplace_back(block);
+    const auto call = gm1::layout(wrap, "    ", "", doc);
+    lines.insert(lines.end(), call.begin(), call.end());
+    return edits::render_lines(lines, *indent, ctx.style());
+  }
   auto call = gm1::layout(wrap, "", "", doc);
   if (debug && call.size() > 1) {
     lines.emplace_back(kDebug.substr(0, kDebug.size() - 1));

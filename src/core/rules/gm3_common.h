@@ -6,9 +6,10 @@
 //     Tensor fact, or syntax that only tensors produce: reductions compared
 //     with something, `.any()` / `.all()`, `torch.equal`.) Only this decides
 //     whether to report: the rewrite itself is exact for any condition type.
-//  2. Can the condition be passed as is? (analyze_condition: one outer `not`
-//     at most, no `and`/`or`, no chained comparison; `torch.equal(a, b)` is
-//     rewritten to `_graphmend_rt.equal(a, b)`.)
+//  2. Can the condition be passed as one expression? (analyze_condition: as
+//     is; `and`/`or`/`not` lowered to `&`/`|`/`~` where that keeps the truth
+//     value (gm1::lower_condition); no chained comparison; `torch.equal(a, b)`
+//     is rewritten to `_graphmend_rt.equal(a, b)`.)
 //  3. Is deferring the failure to the end of the graph invisible? (scan_after:
 //     the code after the guard, to the end of its function, stores nothing
 //     outside the function's own locals.)
@@ -46,11 +47,25 @@ struct Condition {
   // Function / Method: `torch.equal(a, b)` / `a.equal(b)`. Item: a single
   // comparison with `t.item()` on one side (`item_side` 0: left, 1: right),
   // passed as `_graphmend_rt.compare_item(left, "op", right[, item=1])`.
-  enum class Equal : std::uint8_t { None, Function, Method, Item } equal = Equal::None;
+  // Lowered: `and`/`or`/inner `not` written as `&`/`|`/`~` (gm1::lower_condition),
+  // the text in `lowered`.
+  enum class Equal : std::uint8_t { None, Function, Method, Item, Lowered } equal = Equal::None;
   int item_side = 0;
+  std::string lowered;
   std::string declined;  // non-empty: why it cannot be passed as is
 };
 Condition analyze_condition(const lint::RuleContext& ctx, NodeId test);
+
+// `<Python test> and ... and <tensor test>`: the leading Python-level
+// operands (gm1::static_value, no tensor evidence), kept as a real test
+// around the trap so that the tensor test runs exactly when it ran before,
+// and the one tensor operand after them. No statics (and `data` the whole
+// test) for any other form, or when more than one operand follows them.
+struct PythonPrefix {
+  std::vector<NodeId> statics;
+  NodeId data;
+};
+PythonPrefix python_prefix(const lint::RuleContext& ctx, NodeId test);
 
 // `t.item()` with no arguments, t not proven a non-tensor: its receiver,
 // else None.
@@ -90,14 +105,29 @@ std::string scan_after(const lint::RuleContext& ctx, NodeId guard, std::string_v
 // by a space when the next piece stays on the same line), or a source range
 // copied verbatim and placed on its original line.
 struct Piece {
-  enum class Kind : std::uint8_t { Literal, Separator, Source } kind = Kind::Literal;
-  std::string text;          // Literal
+  enum class Kind : std::uint8_t { Literal, Separator, Source, Call } kind = Kind::Literal;
+  std::string text;          // Literal; Call: the callee through its `(`
   std::uint32_t begin = 0;   // Source
   std::uint32_t end = 0;
-  static Piece literal(std::string s) { return {Kind::Literal, std::move(s), 0, 0}; }
-  static Piece separator() { return {Kind::Separator, {}, 0, 0}; }
-  static Piece source(std::uint32_t b, std::uint32_t e) { return {Kind::Source, {}, b, e}; }
+  std::vector<std::string> args;  // Call: a whole argument, split like any call
+  static Piece literal(std::string s) { return {Kind::Literal, std::move(s), 0, 0, {}}; }
+  static Piece separator() { return {Kind::Separator, {}, 0, 0, {}}; }
+  static Piece source(std::uint32_t b, std::uint32_t e) { return {Kind::Source, {}, b, e, {}}; }
+  static Piece call(std::string head, std::vector<std::string> args) {
+    return {Kind::Call, std::move(head), 0, 0, std::move(args)};
+  }
 };
+
+// A trap's exception argument or assert message `arg` that is not a
+// constant: when it is a formatted string (f-string, `str.format`, `%`), the
+// `_graphmend_rt.message(...)` call (a Call piece) that formats it only when the trap
+// raises (gm2::lazy_message), provided every value it formats is pure and
+// total where the trap runs (names `cond` uses as tensors count as tensors;
+// an attribute `cond` itself reads counts as present; a local must be bound
+// on every path to `stmt`, the guard). Else nullopt, with
+// `why` saying what stops it.
+std::optional<Piece> lazy_argument(const lint::RuleContext& ctx, NodeId arg, NodeId cond,
+                                   NodeId stmt, std::string& why);
 
 // Text replacing statement `stmt` ([begin, end)): the call the pieces make
 // (the first a literal through its `(`, top-level separators between its
@@ -106,8 +136,12 @@ struct Piece {
 // ranges spanning lines keep their inner layout; comments of the statement
 // outside the copied ranges go on their own lines above it. nullopt if the
 // pieces are not in source order within the statement.
+// `block` (e.g. "if mask is not None:"): the call goes on the next line,
+// one level deeper, under that head. `before`: a statement line put first
+// (`assert x is not None, "m"` when an assert is split).
 std::optional<std::string> render(const lint::RuleContext& ctx, NodeId stmt,
-                                  const std::vector<Piece>& pieces, std::string_view close);
+                                  const std::vector<Piece>& pieces, std::string_view close,
+                                  std::string_view block = {}, std::string_view before = {});
 
 // Pieces for the trap's condition argument: COND verbatim, or with
 // `torch.equal(a, b)` / `a.equal(b)` rewritten to `_graphmend_rt.equal(a, b)`.
