@@ -673,6 +673,7 @@ def run_arms(args: argparse.Namespace) -> int:
     os.makedirs(work, exist_ok=True)
     env = C.without_source_tree(C.set_offline_env(dict(os.environ)))
     t_start = time.time()
+    commit = C.git_describe()  # the tree the arms ran, not the one at the end of a long run
     print(f"survey --arms: {len(tasks)} breaking classes from {src}; arms {','.join(arm_list)}; "
           f"{sum(len(ms) for t in pending.values() for _, ms in t)} (class, mode, arm) to run -> {args.arms_out}",
           file=sys.stderr, flush=True)
@@ -712,7 +713,7 @@ def run_arms(args: argparse.Namespace) -> int:
     meta = {"source": os.path.relpath(src, C.REPO), "argv": sys.argv[1:], "arms": arm_list,
             "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t_start)),
             "wall_s": round(time.time() - t_start, 1), "jobs": args.jobs, "timeout_s": args.timeout,
-            "versions": versions, "graphmend_commit": C.git_describe(), "fresh_inputs": N_FRESH,
+            "versions": versions, "graphmend_commit": commit, "fresh_inputs": N_FRESH,
             "note": args.note}
     # the records accumulate over runs (resumed, other modes, --rerun): keep
     # what each run was
