@@ -204,17 +204,32 @@ class FactsPass {
     prepare_calls();
     prepare_attributes();
     prepare_bindings();
+    // A node is evaluated again only when its value can differ: a name, an
+    // attribute or a call reads facts from elsewhere (bindings, attributes,
+    // returns) and is evaluated in every sweep; any other node reads only
+    // the facts of nodes below it, so it waits until one of them changes
+    // (`stale`, set on the ancestors of a changed node). The sweeps and the
+    // facts are those of evaluating every node in every sweep.
+    std::vector<std::uint8_t> stale(n, 1);
     bool changed = true;
     int sweeps = 0;
     while (changed && sweeps < 64) {
       changed = false;
       ++sweeps;
       for (NodeId node : m_.postorder_) {
-        const RF old = m_.facts_[node.index];
-        const RF now = join(old, eval(node));
-        if (!(now == old)) {
-          m_.facts_[node.index] = now;
-          changed = true;
+        const NodeKind k = t_.kind(node);
+        if (stale[node.index] || k == NodeKind::Name || k == NodeKind::Attribute ||
+            k == NodeKind::Call) {
+          stale[node.index] = 0;
+          const RF old = m_.facts_[node.index];
+          const RF now = join(old, eval(node));
+          if (!(now == old)) {
+            m_.facts_[node.index] = now;
+            changed = true;
+            // postorder: a stale node's ancestors are stale until evaluated
+            for (std::uint32_t p = m_.parent_[node.index]; p != 0 && !stale[p]; p = m_.parent_[p])
+              stale[p] = 1;
+          }
         }
         if (!is_binder_[node.index]) continue;
         // the names this statement binds take their new values
@@ -330,14 +345,14 @@ class FactsPass {
   std::uint32_t classify_load(NodeId use) {
     const ScopeId s = m_.node_scope_[use.index];
     if (s == kNone) return kUndefinedLoad;
-    const std::string_view id = m_.name_text(use);
+    const auto key = Model::SymbolKey::of(0, m_.name_text(use));
     // Load names were resolved once by build_scopes (an AugAssign target
     // is a Store: looked up here).
     const ScopeId owner = static_cast<NodeKind>(t_.field(use, GM_F(Name, ctx)).a) == NodeKind::Load
                               ? m_.load_owner(use)
-                              : m_.lookup_scope(s, id, false);
+                              : m_.lookup_scope(s, key);
     if (owner == kNone) return m_.is_builtin(use) ? kBuiltinLoad : kUndefinedLoad;
-    const Model::Symbol* sym = m_.find_symbol(owner, id);
+    const Model::Symbol* sym = m_.find_symbol(key.in(owner));
     if (!sym) return kUndefinedLoad;
     const std::uint32_t join_all = sym->first | kJoinBit;
     if (owner != s) return join_all;

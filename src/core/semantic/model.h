@@ -270,14 +270,23 @@ class Model {
   friend class FactsPass;
   friend Model analyze(const ast::Tree& tree, const Source& source,
                        const struct AnalyzeOptions& options);
+  // A (scope, name) key carrying the name's hash: a lookup that walks the
+  // scope chain hashes the name once, not once per scope and table.
   struct SymbolKey {
     ScopeId scope;
     std::string_view name;
-    friend bool operator==(const SymbolKey&, const SymbolKey&) = default;
+    std::size_t name_hash;
+    static SymbolKey of(ScopeId scope, std::string_view name) {
+      return {scope, name, std::hash<std::string_view>{}(name)};
+    }
+    SymbolKey in(ScopeId other) const { return {other, name, name_hash}; }
+    friend bool operator==(const SymbolKey& a, const SymbolKey& b) {
+      return a.name_hash == b.name_hash && a.scope == b.scope && a.name == b.name;
+    }
   };
   struct SymbolKeyHash {
     std::size_t operator()(const SymbolKey& k) const noexcept {
-      return std::hash<std::string_view>{}(k.name) * 31u + k.scope;
+      return k.name_hash * 31u + k.scope;
     }
   };
   struct Symbol {
@@ -313,6 +322,8 @@ class Model {
   };
 
   const Symbol* find_symbol(ScopeId scope, std::string_view name) const;
+  const Symbol* find_symbol(const SymbolKey& key) const;
+  ScopeId lookup_scope(ScopeId from, const SymbolKey& key) const;  // key's scope ignored
   std::uint32_t lookup_scope(ScopeId from, std::string_view name, bool skip_first_class) const;
   const Binding* pick_binding(const Symbol& sym, std::uint32_t use, bool same_scope) const;
   // The symbol's last binding taking effect at or before `use` (the later
@@ -338,7 +349,8 @@ class Model {
   std::vector<std::uint32_t> attrs_in(const std::vector<std::uint32_t>& owners,
                                       std::string_view attr) const;
   void add_attr(const AttrInfo& a) {
-    attrs_by_class_[{a.cls, a.attr}].push_back(static_cast<std::uint32_t>(attrs_.size()));
+    attrs_by_class_[SymbolKey::of(a.cls, a.attr)].push_back(
+        static_cast<std::uint32_t>(attrs_.size()));
     attrs_.push_back(a);
   }
 

@@ -559,7 +559,7 @@ void Analyzer::build_scopes(Model& m) {
   p.run(root);
 
   for (const Decl& d : p.decls) {
-    auto& v = m.decls_[{d.scope, d.name}];
+    auto& v = m.decls_[Model::SymbolKey::of(d.scope, d.name)];
     v = static_cast<std::uint8_t>(v | d.what);
   }
   // Names bound syntactically per scope (for nonlocal targets).
@@ -567,9 +567,9 @@ void Analyzer::build_scopes(Model& m) {
   bool any_nonlocal = false;
   for (const Decl& d : p.decls) any_nonlocal |= (d.what & 2) != 0;
   if (any_nonlocal)
-    for (const Binding& b : m.bindings_) local[{b.scope, b.name}] = true;
+    for (const Binding& b : m.bindings_) local[Model::SymbolKey::of(b.scope, b.name)] = true;
   auto declared = [&](ScopeId s, std::string_view name) -> std::uint8_t {
-    auto it = m.decls_.find({s, name});
+    auto it = m.decls_.find(Model::SymbolKey::of(s, name));
     return it == m.decls_.end() ? 0 : it->second;
   };
   // Most modules declare nothing global or nonlocal: no binding moves.
@@ -586,7 +586,7 @@ void Analyzer::build_scopes(Model& m) {
             s = 0;
             break;
           }
-          if (!(ds & 2) && local.count({s, b.name})) break;
+          if (!(ds & 2) && local.count(Model::SymbolKey::of(s, b.name))) break;
         }
         s = m.scopes_[s].parent;
       }
@@ -596,7 +596,7 @@ void Analyzer::build_scopes(Model& m) {
   m.symbols_.reserve(m.bindings_.size());
   for (BindingId i = 0; i < m.bindings_.size(); ++i) {
     Binding& b = m.bindings_[i];
-    auto& sym = m.symbols_[{b.scope, b.name}];
+    auto& sym = m.symbols_[Model::SymbolKey::of(b.scope, b.name)];
     if (sym.last == kNone)
       sym.first = i;
     else
@@ -631,10 +631,10 @@ void Analyzer::build_scopes(Model& m) {
       continue;
     const ScopeId s = m.node_scope_[id.index];
     if (s == kNone) continue;
-    const std::string_view name = m.name_text(id);
-    const ScopeId owner = m.lookup_scope(s, name, false);
+    const auto key = Model::SymbolKey::of(0, m.name_text(id));
+    const ScopeId owner = m.lookup_scope(s, key);
     if (owner == kNone) continue;
-    const Model::Symbol* sym = m.find_symbol(owner, name);
+    const Model::Symbol* sym = m.find_symbol(key.in(owner));
     const Binding* b = sym ? m.pick_binding(*sym, t.at(id).begin, owner == s) : nullptr;
     m.load_binding_[id.index] =
         b ? static_cast<std::uint32_t>(b - m.bindings_.data()) : Model::kBoundWithoutValue;
@@ -661,7 +661,11 @@ ScopeId Model::scope_opened_by(NodeId node) const {
 }
 
 const Model::Symbol* Model::find_symbol(ScopeId scope, std::string_view name) const {
-  auto it = symbols_.find({scope, name});
+  return find_symbol(SymbolKey::of(scope, name));
+}
+
+const Model::Symbol* Model::find_symbol(const SymbolKey& key) const {
+  auto it = symbols_.find(key);
   return it == symbols_.end() ? nullptr : &it->second;
 }
 
@@ -680,6 +684,10 @@ std::string_view Model::name_text(NodeId name) const {
 // The scope that owns `name` as seen from `from` (kNone: not found).
 std::uint32_t Model::lookup_scope(ScopeId from, std::string_view name,
                                   bool /*skip_first_class*/) const {
+  return lookup_scope(from, SymbolKey::of(0, name));
+}
+
+ScopeId Model::lookup_scope(ScopeId from, const SymbolKey& key) const {
   ScopeId cur = from;
   bool first = true;
   while (cur != kNone) {
@@ -688,11 +696,11 @@ std::uint32_t Model::lookup_scope(ScopeId from, std::string_view name,
       cur = sc.parent;
       continue;
     }
-    auto d = decls_.find({cur, name});
+    auto d = decls_.empty() ? decls_.end() : decls_.find(key.in(cur));
     if (d != decls_.end()) {
-      if (d->second & 1) return find_symbol(0, name) ? 0 : kNone;
+      if (d->second & 1) return find_symbol(key) ? 0 : kNone;
       // nonlocal: continue outwards (the owner is an enclosing function)
-    } else if (find_symbol(cur, name)) {
+    } else if (find_symbol(key.in(cur))) {
       return cur;
     }
     first = false;
