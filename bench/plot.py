@@ -156,6 +156,23 @@ def arms_series(doc: dict) -> tuple[list[str], list[str], dict]:
     return groups, arms, vals
 
 
+def original_on_same_pairs(doc: dict, groups: list[str], arms: list[str]) -> dict:
+    """{arm: [the original's break events on the pairs that arm ran, per
+    group]} for the arms of a survey summary that ran fewer pairs than the
+    original (the switches where a pair fails to compile)."""
+    if not isinstance(doc.get("modes"), dict):
+        return {}
+    out = {}
+    for a in arms:
+        if a == "original":
+            continue
+        base = [doc["modes"][g]["arms"].get(a, {}).get("original_break_events") for g in groups]
+        full = [doc["modes"][g]["arms"].get("original", {}).get("break_events") for g in groups]
+        if any(b is not None and b != f for b, f in zip(base, full)):
+            out[a] = base
+    return out
+
+
 def plot_arms(doc: dict, out: str) -> None:
     import matplotlib
 
@@ -163,12 +180,19 @@ def plot_arms(doc: dict, out: str) -> None:
     import matplotlib.pyplot as plt
 
     groups, arms, vals = arms_series(doc)
+    base = original_on_same_pairs(doc, groups, arms)
     n, k = len(groups), len(arms)
     w = 0.8 / max(k, 1)
     fig, ax = plt.subplots(figsize=(max(7, 1.2 * n * k / 3 + 3), 4.8))
     for j, a in enumerate(arms):
         xs = [i - 0.4 + w * (j + 0.5) for i in range(n)]
         ys = [v or 0 for v in vals[a]]
+        if a in base:
+            # an arm that runs fewer pairs than the original is weighed
+            # against the original's events on the pairs it ran, drawn behind
+            ax.bar(xs, [b or 0 for b in base[a]], w, fill=False, edgecolor="#7f7f7f", hatch="//",
+                   linewidth=0.6, label="original on the arm's pairs" if j == min(
+                       arms.index(x) for x in base) else None)
         ax.bar(xs, ys, w, label=a, color=ARM_COLORS.get(a))
         for xx, v in zip(xs, vals[a]):
             ax.text(xx, (v or 0) + 0.2, "n/a" if v is None else str(v), ha="center", fontsize=7)
@@ -178,7 +202,7 @@ def plot_arms(doc: dict, out: str) -> None:
         # Wrapped to the figure's width: the note (where the records come
         # from) can be a long sentence.
         title = "\n".join(textwrap.wrap(title + " on the survey's breaking pairs (pairs each arm and the "
-                                         "original both ran)" + (f"; {meta['note']}" if meta.get("note") else ""),
+                                         "original both ran; hatched: the original on the pairs an arm ran)" + (f"; {meta['note']}" if meta.get("note") else ""),
                                          90))
     else:
         title += " (torchvision rows, CPU, random weights)"
@@ -186,7 +210,9 @@ def plot_arms(doc: dict, out: str) -> None:
     ax.set_ylabel("break events")
     ax.set_xticks(list(range(n)))
     ax.set_xticklabels(groups, rotation=0 if n < 5 else 30, ha="center" if n < 5 else "right", fontsize=9)
-    ax.legend(fontsize=8, ncol=3)
+    tallest = max([v or 0 for vs in vals.values() for v in vs] + [b or 0 for bs in base.values() for b in bs])
+    ax.set_ylim(0, tallest * 1.35 + 1)  # room for the legend above the bars
+    ax.legend(fontsize=8, ncol=3, loc="upper center")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)

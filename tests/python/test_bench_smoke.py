@@ -551,6 +551,10 @@ def test_plot_arms_writes_png(tmp_path):
     assert P.is_arms_doc(doc)
     groups, arms, vals = P.arms_series(doc)
     assert groups == ["eval"] and vals["switches"] == [2]
+    # an arm that ran fewer pairs is drawn against the original on those pairs
+    doc["modes"]["eval"]["arms"]["switches"]["original_break_events"] = 4
+    doc["modes"]["eval"]["arms"]["safe"]["original_break_events"] = 5
+    assert P.original_on_same_pairs(doc, groups, arms) == {"switches": [4]}
     png = tmp_path / "arms.png"
     p = subprocess.run([sys.executable, os.path.join(BENCH, "plot.py"), str(src), "-o", str(png)],
                        capture_output=True, text=True, env=_env(), cwd=REPO)
