@@ -620,3 +620,29 @@ def test_item_comparison_is_predicated_on_the_tensor(dtype):
             want = orig(x, limit)
             assert _same(compiled(x, limit), want), (sign, limit)
             assert _same(mended(x, limit), want), (sign, limit)
+
+
+BOUND_NAME = (pathlib.Path(__file__).parent.parent / "fixtures/rules/GM101/bound_name.py").read_text()
+
+
+def test_a_name_bound_to_a_tensor_method_call_is_predicated_without_annotations():
+    # `total = x.sum()` then `if total > 1.0:` on unannotated parameters: the
+    # name carries the call's evidence; the mended forward is one graph and
+    # computes what the original does on both branches of each test.
+    mended_src = _mend(BOUND_NAME, "GM101")
+    orig = _module(BOUND_NAME).BoundName()
+    mended = _module(mended_src).BoundName()
+    x0 = torch.randn(3, 4)
+    g0, b0 = _count(orig, x0, x0)
+    assert b0 >= 2
+    gen = torch.Generator().manual_seed(0)
+    for trial in range(6):
+        x = torch.randn(3, 4, generator=gen) * (0.01 if trial % 2 else 3.0)
+        y = torch.randn(3, 4, generator=gen)
+        g1, b1 = _count(mended, x, y)
+        # the twice-bound `peak` stays a Python float compared with an int:
+        # no break there in either program
+        assert (g1, b1) == (1, 0)
+        assert _same(mended(x, y), orig(x, y))
+        torch._dynamo.reset()
+        assert _same(torch.compile(mended, backend="eager")(x, y), orig(x, y))

@@ -285,7 +285,9 @@ bool tensor_evidence(const lint::RuleContext& ctx, NodeId e) {
       return tensor_evidence(ctx, tree.child(e, GM_F(BinOp, left))) ||
              tensor_evidence(ctx, tree.child(e, GM_F(BinOp, right)));
     case NodeKind::Call:
-      // `.any()`, `.sum()` ...: a builtin container has no such method.
+    case NodeKind::Name:
+      // `.any()`, `.sum()` ...: a builtin container has no such method (a
+      // name: bound once to such a call).
       return m.tensor_evidence(e) == sema::TensorEvidence::Syntactic;
     default: return false;
   }

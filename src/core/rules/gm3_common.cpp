@@ -110,6 +110,7 @@ bool operand_evidence(const sema::Model& m, NodeId o) {
       if (op_of(tree, o, GM_F(UnaryOp, op)) == NodeKind::Not) return false;
       return operand_evidence(m, tree.child(o, GM_F(UnaryOp, operand)));
     case NodeKind::NamedExpr: return operand_evidence(m, tree.child(o, GM_F(NamedExpr, value)));
+    case NodeKind::Name: return m.tensor_evidence(o) == sema::TensorEvidence::Syntactic;
     default: return false;
   }
 }
@@ -185,6 +186,8 @@ bool tensor_evidence(const sema::Model& m, NodeId e) {
         if (tensor_evidence(m, v)) return true;
       return false;
     case NodeKind::NamedExpr: return tensor_evidence(m, tree.child(e, GM_F(NamedExpr, value)));
+    // `bad = x.isnan().any()` then `if bad:` (bound once to such a call)
+    case NodeKind::Name: return m.tensor_evidence(e) == sema::TensorEvidence::Syntactic;
     default: return false;
   }
 }

@@ -1364,12 +1364,29 @@ NodeId Model::dtype_root(NodeId e, int depth) const {
   }
 }
 
-TensorEvidence Model::tensor_evidence(NodeId e) const {
+TensorEvidence Model::tensor_evidence(NodeId e) const { return tensor_evidence_impl(e, 0); }
+
+TensorEvidence Model::tensor_evidence_impl(NodeId e, int depth) const {
   const TensorKind k = fact(e).kind;
   if (k == TensorKind::Tensor) return TensorEvidence::Proven;
   if (k == TensorKind::NotTensor) return TensorEvidence::NotTensor;
   const Tree& t = *tree_;
-  if (!e || t.kind(e) != NodeKind::Call) return TensorEvidence::Unknown;
+  if (!e) return TensorEvidence::Unknown;
+  if (t.kind(e) == NodeKind::Name) {
+    // `s = x.sum()` then `s > 0`: the name holds what the call returned, as
+    // sure as the call itself (bound once, as a whole target, so no other
+    // value can reach this use).
+    if (depth >= 8 || static_cast<NodeKind>(t.field(e, GM_F(Name, ctx)).a) != NodeKind::Load)
+      return TensorEvidence::Unknown;
+    const Binding* b = resolve(e);
+    if (!b || b->kind != BindingKind::Assign || !b->value ||
+        bindings_of(b->scope, b->name).size() != 1)
+      return TensorEvidence::Unknown;
+    return tensor_evidence_impl(b->value, depth + 1) == TensorEvidence::Syntactic
+               ? TensorEvidence::Syntactic
+               : TensorEvidence::Unknown;
+  }
+  if (t.kind(e) != NodeKind::Call) return TensorEvidence::Unknown;
   const NodeId func = t.child(e, GM_F(Call, func));
   if (t.kind(func) != NodeKind::Attribute || qualified_name(func)) return TensorEvidence::Unknown;
   const ops::OpInfo* op = ops::lookup(t.text(t.field(func, GM_F(Attribute, attr))));

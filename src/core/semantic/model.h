@@ -252,7 +252,8 @@ class Model {
   // Syntactic for `r.any()`, `r.sum()`, `r.isnan()`, ... (a method the op
   // table lists as evidence, called on a value, not on a module such as
   // `torch`, whose receiver is not proven NotTensor: no builtin type has
-  // such a method); else Unknown.
+  // such a method), or for a local bound once, as a whole, to such a call;
+  // else Unknown.
   TensorEvidence tensor_evidence(NodeId expr) const;
   // An interval every non-NaN element of `expr`'s value lies in, from the op
   // table's value-range column (torch.rand / x.rand_like: [0, 1), sigmoid /
@@ -343,6 +344,7 @@ class Model {
                         int depth) const;
   NodeId function_of_binding(const Binding* b, int depth) const;
   std::optional<Interval> value_range_impl(NodeId expr, int depth) const;
+  TensorEvidence tensor_evidence_impl(NodeId expr, int depth) const;
   NodeId dtype_root(NodeId expr, int depth) const;
   // The attrs_ ids of `attr` in any of the classes `owners`, ascending: an
   // index lookup per owner instead of a scan of every attribute of the file.
