@@ -506,6 +506,63 @@ def test_if_guarding_deferred_side_effects_is_one_graph_with_the_same_effects(ca
     assert ran == {(False, False), (True, False), (False, True)}  # each branch taken and not
 
 
+MASKED_THEN_WARN = textwrap.dedent(
+    """
+    import warnings
+
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 4)
+
+        def forward(self, x):
+            ids = self.lin(x).argmax(-1)
+            total = ids[ids > 0].sum()
+            if total > 3:
+                warnings.warn("many positive ids", UserWarning)
+            return ids * 2
+    """
+)
+
+
+def test_the_fix_loop_reads_its_own_masked_reduction_as_a_tensor(capsys, caplog):
+    # Round 1 turns `ids[ids > 0].sum()` into `_graphmend_rt.masked_reduce`
+    # (GM404) and defers the warning (GM203); round 2 must still see `total`
+    # as tensor data and decide the warning after the graph (GM101), or the
+    # mended forward keeps the original's break at `if total > 3:`.
+    result = graphmend.fix_source(MASKED_THEN_WARN, select="GM101,GM203,GM404")
+    assert result.status == "fixed"
+    mended_src = result.source
+    assert graphmend.fix_source(mended_src, select="GM101,GM203,GM404").source == mended_src
+    # `import warnings` is gone with its only use, and the blank line under it
+    assert _blank_lines(mended_src) == _blank_lines(MASKED_THEN_WARN) - 1
+    assert "_graphmend_rt.masked_reduce(ids, ids > 0, \"sum\")" in mended_src
+    assert "_graphmend_rt.warn_if(total > 3, " in mended_src
+    torch.manual_seed(0)
+    orig = _module(MASKED_THEN_WARN).Net()
+    mended = _module(mended_src).Net()
+    mended.load_state_dict(orig.state_dict())
+    assert _count(orig, torch.randn(6, 8))[1] >= 2
+    gen = torch.Generator().manual_seed(1)
+    warned = set()
+    for rows in (1, 6, 12, 30):
+        x = torch.randn(rows, 8, generator=gen)
+        assert _count(mended, x) == (1, 0)
+        expected = _effects(orig, x, capsys, caplog)
+        warned.add(bool(expected[1]))
+        torch._dynamo.reset()
+        compiled = torch.compile(mended, backend="eager")
+        for fn in (compiled, mended):
+            got = _effects(fn, x, capsys, caplog)
+            assert torch.equal(got[0], expected[0])
+            assert got[1:] == expected[1:]
+    assert warned == {False, True}  # the warning both given and not
+
+
 ELIF = (pathlib.Path(__file__).parent.parent / "fixtures/rules/GM101/elif_chains.py").read_text()
 
 

@@ -1388,12 +1388,43 @@ TensorEvidence Model::tensor_evidence_impl(NodeId e, int depth) const {
   }
   if (t.kind(e) != NodeKind::Call) return TensorEvidence::Unknown;
   const NodeId func = t.child(e, GM_F(Call, func));
-  if (t.kind(func) != NodeKind::Attribute || qualified_name(func)) return TensorEvidence::Unknown;
+  if (t.kind(func) != NodeKind::Attribute) return TensorEvidence::Unknown;
+  if (const auto q = qualified_name(func)) {
+    // graphmend's own helpers, so that mended code reads as its original
+    // did and a later round of the fix loop still sees the tensor.
+    if (depth < 8) return runtime_evidence(*q, e, depth);
+    return TensorEvidence::Unknown;
+  }
   const ops::OpInfo* op = ops::lookup(t.text(t.field(func, GM_F(Attribute, attr))));
   if (!op || op->evidence == ops::Evidence::None) return TensorEvidence::Unknown;
   return fact(t.child(func, GM_F(Attribute, value))).kind == TensorKind::NotTensor
              ? TensorEvidence::Unknown
              : TensorEvidence::Syntactic;
+}
+
+// `_graphmend_rt.masked_reduce(x, m, "R")` is `x[m].R()` and carries that
+// call's evidence; `_graphmend_rt.where(c, a, b)` is `a if c else b`, a
+// tensor when both arms are. Any other call: Unknown.
+TensorEvidence Model::runtime_evidence(std::string_view q, NodeId call, int depth) const {
+  const Tree& t = *tree_;
+  const auto args = t.children(call, GM_F(Call, args));
+  auto at_least_syntactic = [&](NodeId a) {
+    const TensorEvidence ev = tensor_evidence_impl(a, depth + 1);
+    return ev == TensorEvidence::Proven || ev == TensorEvidence::Syntactic;
+  };
+  if (q == "graphmend.runtime.masked_reduce" && args.size() >= 3 &&
+      t.kind(args[2]) == NodeKind::Constant) {
+    const auto& c = t.constant_at(t.field(args[2], GM_F(Constant, value)));
+    if (c.kind != ast::ConstantValue::Kind::Str) return TensorEvidence::Unknown;
+    const ops::OpInfo* op = ops::lookup(t.str(c.text));
+    if (!op || op->evidence == ops::Evidence::None || fact(args[0]).kind == TensorKind::NotTensor)
+      return TensorEvidence::Unknown;
+    return TensorEvidence::Syntactic;
+  }
+  if (q == "graphmend.runtime.where" && args.size() >= 3 && at_least_syntactic(args[1]) &&
+      at_least_syntactic(args[2]))
+    return TensorEvidence::Syntactic;
+  return TensorEvidence::Unknown;
 }
 
 std::optional<Interval> Model::value_range(NodeId expr) const { return value_range_impl(expr, 0); }

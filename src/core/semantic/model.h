@@ -345,6 +345,7 @@ class Model {
   NodeId function_of_binding(const Binding* b, int depth) const;
   std::optional<Interval> value_range_impl(NodeId expr, int depth) const;
   TensorEvidence tensor_evidence_impl(NodeId expr, int depth) const;
+  TensorEvidence runtime_evidence(std::string_view qualified, NodeId call, int depth) const;
   NodeId dtype_root(NodeId expr, int depth) const;
   // The attrs_ ids of `attr` in any of the classes `owners`, ascending: an
   // index lookup per owner instead of a scan of every attribute of the file.
