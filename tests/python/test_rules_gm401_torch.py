@@ -25,7 +25,7 @@ from _torch_cases import breaks as _breaks, compiled as _compiled, load_fixture_
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "rules" / "GM401"
 DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 # name -> every `.item()` of it is fixed (Inline keeps one it declines)
-CASES = {"Normalize": True, "Center": True, "Closure": True, "Inline": False, "clipped": True}
+CASES = {"Threshold": True, "Center": True, "Closure": True, "Inline": False, "clipped": True}
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def test_one_graph_same_outputs(modules, name):
         assert 0 < _breaks() < original_breaks * len(DTYPES)
 
 
-@pytest.mark.parametrize("name", ["Normalize", "Center", "clipped"])
+@pytest.mark.parametrize("name", ["Threshold", "Center", "clipped"])
 def test_inductor_close(modules, name):
     original, mended = modules
     fn, _ = _compiled(_callable(mended, name), "inductor")
@@ -75,7 +75,7 @@ def test_inductor_close(modules, name):
     torch.testing.assert_close(fn(*args), _callable(original, name)(*args))
 
 
-@pytest.mark.parametrize("name", ["Normalize", "Center"])
+@pytest.mark.parametrize("name", ["Threshold", "Center"])
 def test_gradients_equal(modules, name):
     original, mended = modules
     grads = []

@@ -37,9 +37,8 @@ scalar is really needed, compute it outside the region and pass it in.
   `torch.amax(x)`, no arguments): a 0-d tensor, fresh (nothing else holds
   it, so no later in-place update can change it);
 - the number is used directly, or through a local name bound once to it,
-  only as an operand of `+`, `-`, `*`, `/` (not the left operand of `/`:
-  `s / t` is computed as `t.reciprocal() * s`) or of a single comparison,
-  whose other operand is a tensor of the same dtype (`Model::same_dtype`:
+  only as an operand of `+`, `-`, `*` or of a single comparison, whose
+  other operand is a tensor of the same dtype (`Model::same_dtype`:
   both derive from one parameter or local through dtype-keeping ops). A
   Python number and a 0-d tensor of the tensor's own dtype then give the
   same result dtype and the same values (the scalar is cast from that dtype
@@ -48,7 +47,10 @@ scalar is really needed, compute it outside the region and pass it in.
 
 ## When it declines
 The receiver is not a whole-tensor reduction; the number meets Python
-arithmetic (`s * 2`, float64 in Python), formatting, a size, an index,
+arithmetic (`s * 2`, float64 in Python), a division (`t / s`: CUDA
+multiplies by the reciprocal of a Python number but divides by a tensor,
+which can differ in the last bit; `s / t` is `t.reciprocal() * s`),
+formatting, a size, an index,
 `range()`, a return, a call, or a tensor whose dtype is not proven the
 same (a Python number does not promote a tensor, a 0-d tensor of another
 dtype can: `int32 + int64 0-d`); the name is rebound or not local.
@@ -57,12 +59,12 @@ dtype can: `int32 + int64 0-d`); the name is rebound or not local.
 
 ```python
 def forward(self, x):
-    scale = x.abs().max().item()   # GM401
-    return x / scale
+    peak = x.abs().max().item()   # GM401
+    return x * (x.abs() < peak)
 # fixed
 def forward(self, x):
-    scale = x.abs().max().detach()
-    return x / scale
+    peak = x.abs().max().detach()
+    return x * (x.abs() < peak)
 ```
 )md";
 
@@ -167,12 +169,13 @@ class ItemInRegion final : public lint::Rule {
       if (t_.kind(p) == NodeKind::BinOp) {
         const auto op = static_cast<NodeKind>(t_.field(p, GM_F(BinOp, op)).a);
         const NodeId l = t_.child(p, GM_F(BinOp, left));
-        if (op != NodeKind::Add && op != NodeKind::Sub && op != NodeKind::Mult &&
-            op != NodeKind::Div)
+        if (op == NodeKind::Div)
+          return l == u ? "the number divides a tensor (`s / t` is `t.reciprocal() * s`)"
+                        : "a tensor is divided by the number (CUDA multiplies by the "
+                          "reciprocal of a Python number, but divides by a tensor)";
+        if (op != NodeKind::Add && op != NodeKind::Sub && op != NodeKind::Mult)
           return "the number meets `" + std::string(ctx_.text_of(p)) +
                  "` (an operator kept for tensors)";
-        if (op == NodeKind::Div && l == u)
-          return "the number divides a tensor (`s / t` is `t.reciprocal() * s`)";
         other = l == u ? t_.child(p, GM_F(BinOp, right)) : l;
       } else if (t_.kind(p) == NodeKind::Compare) {
         const auto ops = t_.raw_list(p, GM_F(Compare, ops));
