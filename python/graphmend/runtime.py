@@ -1585,9 +1585,13 @@ def _arm() -> bool:
         from torch._dynamo.eval_frame import skip_code
 
         skip_code(_RuntimeModule.__setattr__.__code__)
-        # Called from a frame Dynamo skipped, it is not a frame to compile.
-        skip_code(_nonzero_rows.__code__)
-        skip_code(_hit_row.__code__)
+        # A helper called from a frame Dynamo skipped (a break in a loop
+        # there, say) runs eagerly, as the code it replaces did; compiled as
+        # a frame of its own it would add a graph and, where it must refuse,
+        # a break the original never had. Inlined into a traced frame, it is
+        # traced as before (skip_code only marks the code as a frame to skip).
+        for fn in _PUBLIC.values():
+            skip_code(fn.__code__)
         from torch._dynamo.comptime import comptime
 
         _comptime = comptime

@@ -563,6 +563,59 @@ def test_the_fix_loop_reads_its_own_masked_reduction_as_a_tensor(capsys, caplog)
     assert warned == {False, True}  # the warning both given and not
 
 
+SKIPPED_FRAME = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList(nn.Linear(8, 8) for _ in range(3))
+            self.p = 0.0
+
+        def forward(self, x):
+            for layer in self.layers:
+                # the draw is the comparison's own operand: GM105 declines,
+                # the break stays and, in a loop, Dynamo skips the frame
+                if self.training and torch.rand([]) < self.p:
+                    continue
+                y = layer(x)
+                if y.norm() > 10:
+                    y = y / y.norm()
+                x = x + y
+            return x
+    """
+)
+
+
+def test_a_refused_where_in_a_skipped_frame_adds_no_graph_or_break():
+    # In train mode the `where` must refuse (`/` has an unbounded derivative
+    # and the arms require grad) and evaluate the branch. The frame it is
+    # called from is skipped, so the helper runs eagerly, as the `if` did;
+    # compiled as a frame of its own it would add a graph and a break.
+    mended_src = _mend(SKIPPED_FRAME, "GM101")
+    assert "grad_safe=False" in mended_src
+    torch.manual_seed(0)
+    orig = _module(SKIPPED_FRAME).Net()
+    mended = _module(mended_src).Net()
+    mended.load_state_dict(orig.state_dict())
+    gen = torch.Generator().manual_seed(2)
+    for scale in (0.1, 50.0):
+        x = torch.randn(4, 8, generator=gen) * scale
+        counts = _count(orig, x)
+        assert counts[1] >= 1
+        assert _count(mended, x) == counts
+        torch.manual_seed(3)
+        want = orig(x)
+        torch.manual_seed(3)
+        assert _same(mended(x), want)
+        torch._dynamo.reset()
+        torch.manual_seed(3)
+        assert _same(torch.compile(mended, backend="eager")(x), want)
+
+
 ELIF = (pathlib.Path(__file__).parent.parent / "fixtures/rules/GM101/elif_chains.py").read_text()
 
 
