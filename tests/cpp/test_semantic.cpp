@@ -198,6 +198,53 @@ TEST(SemanticScopes, ResolveLegbAndRebinding) {
   EXPECT_EQ(m.bindings_of(m.scope_opened_by(a->def("g")), "x").size(), 2u);
 }
 
+// The one assignment that reaches a use, by its value's text ("" when more
+// than one may); uses counted as `name` counts them, from 0.
+TEST(SemanticScopes, SoleValueAtAUse) {
+  auto a = analyze(
+      "def f(x, c, n):\n"
+      "    s = x.std()\n"
+      "    if s < 1:\n"         // s 1: line 2 only
+      "        s = x.mean()\n"
+      "    elif s > 9:\n"       // s 3: the other arm's binding is not on its path
+      "        s = s * 2\n"
+      "    return s\n"          // s 6: either arm's value
+      "def g(x, c):\n"
+      "    s = x.std()\n"
+      "    if c:\n"
+      "        s = 1.0\n"
+      "    return s\n"          // s 9: the branch may have rebound it
+      "def h(x, n):\n"
+      "    s = x.std()\n"
+      "    for _ in range(n):\n"
+      "        t = s\n"         // s 11: the loop's rebinding reaches it
+      "        s = 2.0\n"
+      "    while s > 0:\n"      // s 13: as does the while body's
+      "        s = s - 1\n"
+      "def k(x):\n"
+      "    s = x.std()\n"
+      "    try:\n"
+      "        s = x.sum()\n"
+      "    except ValueError:\n"
+      "        return s\n"      // s 18: the try body may have rebound it
+      "    u = s\n"             // s 19: either value
+      "    return u\n"
+      "def once(x):\n"
+      "    s = x.std()\n"
+      "    return s\n");        // s 21
+  const auto& m = a->model;
+  auto value = [&](int nth) {
+    const NodeId v = m.sole_value_at(a->name("s", nth));
+    if (!v) return std::string();
+    const auto& n = a->tree().at(v);
+    return std::string(a->source->text().substr(n.begin, n.end - n.begin));
+  };
+  EXPECT_EQ(value(1), "x.std()");
+  EXPECT_EQ(value(3), "x.std()");
+  for (int nth : {6, 9, 11, 13, 18, 19}) EXPECT_EQ(value(nth), "") << nth;
+  EXPECT_EQ(value(21), "x.std()");
+}
+
 TEST(SemanticScopes, GlobalNonlocalAndWalrus) {
   auto a = analyze(
       "def f():\n"

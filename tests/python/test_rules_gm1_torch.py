@@ -506,6 +506,24 @@ def test_if_guarding_deferred_side_effects_is_one_graph_with_the_same_effects(ca
     assert ran == {(False, False), (True, False), (False, True)}  # each branch taken and not
 
 
+def test_the_one_assignment_that_reaches_a_test_gives_it_tensor_evidence():
+    # `s = x.std()` then an `if`/`elif` chain that rebinds `s` in its arms:
+    # only the first assignment reaches either test, so the chain is
+    # predicated; each arm's value on inputs that take it.
+    mended_src = _mend(BOUND_NAME, "GM101")
+    orig = _module(BOUND_NAME).Rebound()
+    mended = _module(mended_src).Rebound()
+    x0 = torch.randn(3, 4)
+    assert _count(orig, x0)[1] >= 1
+    gen = torch.Generator().manual_seed(4)
+    for scale in (1e-9, 1.0, 1e5):
+        x = torch.randn(3, 4, generator=gen) * scale
+        assert _count(mended, x) == (1, 0)
+        assert _same(mended(x), orig(x))
+        torch._dynamo.reset()
+        assert _same(torch.compile(mended, backend="eager")(x), orig(x))
+
+
 MASKED_THEN_WARN = textwrap.dedent(
     """
     import warnings

@@ -23,8 +23,9 @@ Inside a compiled region, an `if` statement whose test is tensor data:
 `.any()`/`.all()`, a compared reduction (`x.sum() > 0`,
 `torch.max(ids) + 1 > n`), `torch.isinf(x).any()`, a proven bool tensor, a
 `.item()` compared with a plain name, constant or attribute
-(`x.sum().item() > 0`), a local bound once to such a call (`total =
-x.sum()` then `if total > 0:`, also on unannotated parameters), and
+(`x.sum().item() > 0`), a local whose only assignment reaching the test is
+such a call (`total = x.sum()` then `if total > 0:`, also on unannotated
+parameters, and when later code or the `if`'s own arms rebind it), and
 `and`/`or`/`not` over those. Tests that are Python values (`x.shape[0] > 1`,
 `self.training`, `mask is None`) are not reported: Dynamo specialises on
 them. (A test guarding a lone `raise` is GM301; one guarding a loop `break`

@@ -1374,15 +1374,11 @@ TensorEvidence Model::tensor_evidence_impl(NodeId e, int depth) const {
   if (!e) return TensorEvidence::Unknown;
   if (t.kind(e) == NodeKind::Name) {
     // `s = x.sum()` then `s > 0`: the name holds what the call returned, as
-    // sure as the call itself (bound once, as a whole target, so no other
-    // value can reach this use).
-    if (depth >= 8 || static_cast<NodeKind>(t.field(e, GM_F(Name, ctx)).a) != NodeKind::Load)
-      return TensorEvidence::Unknown;
-    const Binding* b = resolve(e);
-    if (!b || b->kind != BindingKind::Assign || !b->value ||
-        bindings_of(b->scope, b->name).size() != 1)
-      return TensorEvidence::Unknown;
-    return tensor_evidence_impl(b->value, depth + 1) == TensorEvidence::Syntactic
+    // sure as the call itself (the only assignment that reaches this use).
+    if (depth >= 8) return TensorEvidence::Unknown;
+    const NodeId value = sole_value_at(e);
+    if (!value) return TensorEvidence::Unknown;
+    return tensor_evidence_impl(value, depth + 1) == TensorEvidence::Syntactic
                ? TensorEvidence::Syntactic
                : TensorEvidence::Unknown;
   }
@@ -1460,13 +1456,10 @@ std::optional<Interval> Model::value_range_impl(NodeId e, int depth) const {
       return std::nullopt;
     }
     case NodeKind::Name: {
-      // A local bound once, to a whole value: that value's range.
-      if (static_cast<NodeKind>(t.field(e, GM_F(Name, ctx)).a) != NodeKind::Load)
-        return std::nullopt;
-      const Binding* b = resolve(e);
-      if (!b || b->kind != BindingKind::Assign || !b->value) return std::nullopt;
-      if (bindings_of(b->scope, b->name).size() != 1) return std::nullopt;
-      return value_range_impl(b->value, depth + 1);
+      // The only assignment that reaches the use: its value's range.
+      const NodeId value = sole_value_at(e);
+      if (!value) return std::nullopt;
+      return value_range_impl(value, depth + 1);
     }
     case NodeKind::Call: {
       const NodeId func = t.child(e, GM_F(Call, func));

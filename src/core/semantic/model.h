@@ -180,6 +180,13 @@ class Model {
   // rebindings: the last one in the owning scope that takes effect before
   // the use, else the last one. nullptr: unbound (builtin or undefined).
   const Binding* resolve(NodeId name) const;
+  // The value a loaded name holds at `use` when exactly one assignment (of
+  // the whole target) can reach it: the name's only binding, or, in the
+  // scope that owns it, the assignment resolve() finds when it precedes the
+  // use in one block (so every path to the use runs it last) and each other
+  // binding of the name comes after the use, outside every loop between that
+  // block and the use (`s = x.std()` then `if s < eps: s = ...`). None else.
+  NodeId sole_value_at(NodeId use) const;
   // Name not bound anywhere visible and a Python builtin.
   bool is_builtin(NodeId name) const;
   NodeId parent(NodeId node) const {

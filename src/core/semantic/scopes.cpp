@@ -753,6 +753,79 @@ const Binding* Model::resolve(NodeId name) const {
   return pick_binding(*sym, tree_->at(name).begin, owner == s);
 }
 
+NodeId Model::sole_value_at(NodeId use) const {
+  const Tree& t = *tree_;
+  if (!use || use.index >= parent_.size() || t.kind(use) != NodeKind::Name ||
+      static_cast<NodeKind>(t.field(use, GM_F(Name, ctx)).a) != NodeKind::Load)
+    return {};
+  const Binding* r = resolve(use);
+  if (!r) return {};
+  const Symbol* sym = find_symbol(r->scope, r->name);
+  if (!sym) return {};
+  if (sym->first == sym->last)  // bound once
+    return r->kind == BindingKind::Assign ? r->value : NodeId{};
+  if (sym->foreign || node_scope_[use.index] != r->scope) return {};
+  // The use's ancestors, up to and including the node of its scope.
+  std::vector<NodeId> path;
+  std::unordered_map<std::uint32_t, std::size_t> on_path;
+  for (NodeId cur = use; cur; cur = parent(cur)) {
+    on_path[cur.index] = path.size();
+    path.push_back(cur);
+    const NodeKind k = t.kind(cur);
+    if (cur != use && (is_function_def(k) || k == NodeKind::Lambda || k == NodeKind::ClassDef ||
+                       k == NodeKind::Module))
+      break;
+  }
+  // A statement before the use's ancestor in that ancestor's block runs on
+  // every path to the use: the index of that block's owner on the path.
+  auto dominating = [&](NodeId stmt) -> std::size_t {
+    const auto it = on_path.find(parent(stmt).index);
+    if (it == on_path.end() || it->second == 0) return 0;
+    const NodeId below = path[it->second - 1];
+    return field_in_parent(stmt) == field_in_parent(below) && t.at(stmt).end <= t.at(below).begin
+               ? it->second
+               : 0;
+  };
+  const Binding* b = nullptr;
+  std::size_t block = 0;
+  for (BindingId o = sym->first; o != kNone; o = bindings_[o].next_in_symbol) {
+    const Binding& ob = bindings_[o];
+    if (ob.kind == BindingKind::Declaration || !ob.binder) continue;
+    const std::size_t at = dominating(ob.binder);
+    if (at && (!b || t.at(ob.binder).begin > t.at(b->binder).begin)) b = &ob, block = at;
+  }
+  if (!b || b->kind != BindingKind::Assign || !b->value) return {};
+  // Every other binding the assignment does not overwrite must not reach the
+  // use: not in a loop between the assignment's block and the use (its value
+  // would reach the next pass), and, before the use, only in the other arm of
+  // an `if` the use is in.
+  for (BindingId o = sym->first; o != kNone; o = bindings_[o].next_in_symbol) {
+    const Binding& ob = bindings_[o];
+    if (&ob == b || ob.kind == BindingKind::Declaration) continue;
+    const std::uint32_t at = t.at(ob.node).begin;
+    if (at < t.at(b->binder).begin) continue;
+    NodeId side = ob.node;
+    std::size_t meet = 0;
+    for (NodeId cur = ob.node; cur; side = cur, cur = parent(cur))
+      if (const auto it = on_path.find(cur.index); it != on_path.end()) {
+        meet = it->second;
+        break;
+      }
+    if (meet == 0) return {};
+    for (std::size_t i = meet; i < block; ++i) {
+      const NodeKind k = t.kind(path[i]);
+      if (k == NodeKind::For || k == NodeKind::AsyncFor || k == NodeKind::While) return {};
+    }
+    if (at >= t.at(use).end) continue;
+    const int fo = field_in_parent(side), fu = field_in_parent(path[meet - 1]);
+    const bool arms = t.kind(path[meet]) == NodeKind::If && fo != fu &&
+                      (fo == GM_F(If, body) || fo == GM_F(If, orelse)) &&
+                      (fu == GM_F(If, body) || fu == GM_F(If, orelse));
+    if (!arms) return {};
+  }
+  return b->value;
+}
+
 bool Model::is_builtin(NodeId name) const {
   if (!name || name.index >= parent_.size() || tree_->kind(name) != NodeKind::Name) return false;
   const ScopeId s = node_scope_[name.index];
