@@ -524,6 +524,27 @@ def test_the_one_assignment_that_reaches_a_test_gives_it_tensor_evidence():
         assert _same(torch.compile(mended, backend="eager")(x), orig(x))
 
 
+GM101_FORMS = (pathlib.Path(__file__).parent.parent / "fixtures/rules/GM101/forms.py").read_text()
+
+
+def test_constant_factories_in_both_arms_are_predicated():
+    # `torch.ones(())` / `x.new_zeros(2, 3)`: constant tensors of constant
+    # shapes, so both arms run; the `if` on a size from the data stays.
+    mended_src = _mend(GM101_FORMS, "GM101")
+    orig = _module(GM101_FORMS).Flag()
+    mended = _module(mended_src).Flag()
+    x0 = torch.randn(6, 4)
+    b0 = _count(orig, x0)[1]
+    gen = torch.Generator().manual_seed(5)
+    for shift in (-3.0, 0.0, 3.0):
+        x = torch.randn(6, 4, generator=gen) * 0.1 + shift
+        g1, b1 = _count(mended, x)
+        assert b1 == b0 - 2  # the two constant `if`s no longer break
+        assert _same(mended(x), orig(x))
+        torch._dynamo.reset()
+        assert _same(torch.compile(mended, backend="eager")(x), orig(x))
+
+
 MASKED_THEN_WARN = textwrap.dedent(
     """
     import warnings

@@ -119,7 +119,8 @@ gradient. Otherwise it evaluates the original branch, graph break included.
   place);
 - code that would now always run is not proven pure and total: calls outside
   an allow-list of pure, deterministic torch operations (no RNG, no in-place,
-  no `out=`), submodule and user-function calls, indexing with possibly
+  no `out=`; `torch.zeros`/`ones` and `new_zeros`/`new_ones` only with
+  int-literal sizes and `dtype=`/`device=`), submodule and user-function calls, indexing with possibly
   tensor-valued or out-of-range indices, Python division, `//`, `%`,
   attribute reads that may be absent, reads of values that may be `None`;
 - a name bound only in the branch that runs is used after the `if` (it would

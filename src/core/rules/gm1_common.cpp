@@ -706,6 +706,30 @@ void check_pure_total(const lint::RuleContext& ctx, NodeId e, Purity& p) {
 
 namespace {
 
+// `torch.zeros(())`, `torch.ones(2, 3)`, `x.new_zeros((4,))`: a tensor of a
+// constant value and a constant shape, so it cannot raise (sizes are
+// non-negative int literals, as positional ints or one tuple/list of them)
+// and is the same tensor on every call; `dtype=`/`device=` only (no
+// `requires_grad=`, which would make a leaf where `where` makes a result).
+bool constant_factory(const ast::Tree& tree, NodeId call, std::string_view name) {
+  if (name != "zeros" && name != "ones" && name != "new_zeros" && name != "new_ones") return false;
+  for (NodeId k : tree.children(call, GM_F(Call, keywords))) {
+    const std::string_view arg = tree.text(tree.field(k, GM_F(keyword, arg)));
+    if (arg != "dtype" && arg != "device") return false;
+  }
+  auto size = [&](NodeId e) {
+    if (tree.kind(e) != NodeKind::Constant) return false;
+    const auto& c = tree.constant_at(tree.field(e, GM_F(Constant, value)));
+    return c.kind == ast::ConstantValue::Kind::Int && tree.str(c.text).size() < 10;
+  };
+  auto args = tree.children(call, GM_F(Call, args));
+  if (args.size() == 1 &&
+      (tree.kind(args[0]) == NodeKind::Tuple || tree.kind(args[0]) == NodeKind::List))
+    args = tree.children(
+        args[0], tree.kind(args[0]) == NodeKind::Tuple ? GM_F(Tuple, elts) : GM_F(List, elts));
+  return std::all_of(args.begin(), args.end(), size);
+}
+
 void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p) {
   const ast::Tree& tree = ctx.tree();
   const sema::Model& m = *ctx.model();
@@ -728,6 +752,7 @@ void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p) {
     // An earlier predication: as pure as its arguments (checked above).
     if (*q == "graphmend.runtime.where") return;
     const std::string_view leaf = torch_function_leaf(q);
+    if (!leaf.empty() && constant_factory(tree, call, leaf)) return;
     if (!leaf.empty() && predicable_op(leaf)) {
       if (!grad_bounded_op(leaf)) p.grad_safe = false;
       return;
@@ -746,6 +771,7 @@ void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p) {
     // while tracing, read without touching the data.
     if (const sema::ops::OpInfo* op = sema::ops::lookup(meth); op && op->has(sema::ops::MetaCall))
       return;
+    if (constant_factory(tree, call, meth)) return;
     if (!predicable_op(meth))
       return fail(p, ctx, call,
                   "calls tensor method `." + std::string(meth) +
