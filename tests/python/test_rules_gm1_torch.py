@@ -545,6 +545,25 @@ def test_constant_factories_in_both_arms_are_predicated():
         assert _same(torch.compile(mended, backend="eager")(x), orig(x))
 
 
+def test_a_proven_tensor_reaching_a_test_past_a_none_default_is_predicated():
+    mended_src = _mend(BOUND_NAME, "GM101")
+    orig = _module(BOUND_NAME).Loss()
+    mended = _module(mended_src).Loss()
+    gen = torch.Generator().manual_seed(6)
+    labels = torch.tensor([0, 1, 2])
+    assert _count(orig, torch.randn(3, 4), labels)[1] >= 1
+    for scale in (0.1, 100.0):
+        x = torch.randn(3, 4, generator=gen) * scale
+        for lab in (labels, None):
+            assert _count(mended, x, lab) == (1, 0)
+            want = orig(x, lab)
+            torch._dynamo.reset()
+            for got in (mended(x, lab), torch.compile(mended, backend="eager")(x, lab)):
+                assert (got[0] is None) == (want[0] is None)
+                assert want[0] is None or _same(got[0], want[0])
+                assert _same(got[1], want[1])
+
+
 MASKED_THEN_WARN = textwrap.dedent(
     """
     import warnings

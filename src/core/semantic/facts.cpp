@@ -1378,7 +1378,10 @@ TensorEvidence Model::tensor_evidence_impl(NodeId e, int depth) const {
     if (depth >= 8) return TensorEvidence::Unknown;
     const NodeId value = sole_value_at(e);
     if (!value) return TensorEvidence::Unknown;
-    return tensor_evidence_impl(value, depth + 1) == TensorEvidence::Syntactic
+    // (A proven tensor too: the name's own fact joins every binding, so
+    // `loss = None` before `loss = F.cross_entropy(...)` leaves it Unknown.)
+    const TensorEvidence held = tensor_evidence_impl(value, depth + 1);
+    return held == TensorEvidence::Syntactic || held == TensorEvidence::Proven
                ? TensorEvidence::Syntactic
                : TensorEvidence::Unknown;
   }
