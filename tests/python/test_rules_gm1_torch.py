@@ -506,24 +506,6 @@ def test_if_guarding_deferred_side_effects_is_one_graph_with_the_same_effects(ca
     assert ran == {(False, False), (True, False), (False, True)}  # each branch taken and not
 
 
-def test_the_one_assignment_that_reaches_a_test_gives_it_tensor_evidence():
-    # `s = x.std()` then an `if`/`elif` chain that rebinds `s` in its arms:
-    # only the first assignment reaches either test, so the chain is
-    # predicated; each arm's value on inputs that take it.
-    mended_src = _mend(BOUND_NAME, "GM101")
-    orig = _module(BOUND_NAME).Rebound()
-    mended = _module(mended_src).Rebound()
-    x0 = torch.randn(3, 4)
-    assert _count(orig, x0)[1] >= 1
-    gen = torch.Generator().manual_seed(4)
-    for scale in (1e-9, 1.0, 1e5):
-        x = torch.randn(3, 4, generator=gen) * scale
-        assert _count(mended, x) == (1, 0)
-        assert _same(mended(x), orig(x))
-        torch._dynamo.reset()
-        assert _same(torch.compile(mended, backend="eager")(x), orig(x))
-
-
 GM101_FORMS = (pathlib.Path(__file__).parent.parent / "fixtures/rules/GM101/forms.py").read_text()
 
 
@@ -793,24 +775,37 @@ def test_item_comparison_is_predicated_on_the_tensor(dtype):
 BOUND_NAME = (pathlib.Path(__file__).parent.parent / "fixtures/rules/GM101/bound_name.py").read_text()
 
 
+def _one_graph_as_the_original(cls: str, inputs, min_breaks: int = 1):
+    """BOUND_NAME's ``cls`` mended by GM101: the original breaks at least
+    ``min_breaks`` times; the mended forward is one graph with no break on
+    each of ``inputs`` and returns the original's outputs, eagerly and
+    compiled."""
+    mended_src = _mend(BOUND_NAME, "GM101")
+    orig = getattr(_module(BOUND_NAME), cls)()
+    mended = getattr(_module(mended_src), cls)()
+    assert _count(orig, *inputs[0])[1] >= min_breaks
+    for args in inputs:
+        assert _count(mended, *args) == (1, 0)
+        assert _same(mended(*args), orig(*args))
+        torch._dynamo.reset()
+        assert _same(torch.compile(mended, backend="eager")(*args), orig(*args))
+
+
 def test_a_name_bound_to_a_tensor_method_call_is_predicated_without_annotations():
     # `total = x.sum()` then `if total > 1.0:` on unannotated parameters: the
-    # name carries the call's evidence; the mended forward is one graph and
-    # computes what the original does on both branches of each test.
-    mended_src = _mend(BOUND_NAME, "GM101")
-    orig = _module(BOUND_NAME).BoundName()
-    mended = _module(mended_src).BoundName()
-    x0 = torch.randn(3, 4)
-    g0, b0 = _count(orig, x0, x0)
-    assert b0 >= 2
+    # name carries the call's evidence; both branches of each test are taken.
+    # (The twice-bound `peak` stays a Python float compared with an int: no
+    # break there in either program.)
     gen = torch.Generator().manual_seed(0)
-    for trial in range(6):
-        x = torch.randn(3, 4, generator=gen) * (0.01 if trial % 2 else 3.0)
-        y = torch.randn(3, 4, generator=gen)
-        g1, b1 = _count(mended, x, y)
-        # the twice-bound `peak` stays a Python float compared with an int:
-        # no break there in either program
-        assert (g1, b1) == (1, 0)
-        assert _same(mended(x, y), orig(x, y))
-        torch._dynamo.reset()
-        assert _same(torch.compile(mended, backend="eager")(x, y), orig(x, y))
+    inputs = [(torch.randn(3, 4, generator=gen) * (0.01 if trial % 2 else 3.0),
+               torch.randn(3, 4, generator=gen)) for trial in range(6)]
+    _one_graph_as_the_original("BoundName", inputs, min_breaks=2)
+
+
+def test_the_one_assignment_that_reaches_a_test_gives_it_tensor_evidence():
+    # `s = x.std()` then an `if`/`elif` chain that rebinds `s` in its arms:
+    # only the first assignment reaches either test, so the chain is
+    # predicated; each arm's value on inputs that take it.
+    gen = torch.Generator().manual_seed(4)
+    _one_graph_as_the_original(
+        "Rebound", [(torch.randn(3, 4, generator=gen) * scale,) for scale in (1.0, 1e-9, 1e5)])
