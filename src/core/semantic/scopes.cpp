@@ -776,52 +776,65 @@ NodeId Model::sole_value_at(NodeId use) const {
                        k == NodeKind::Module))
       break;
   }
-  // A statement before the use's ancestor in that ancestor's block runs on
-  // every path to the use: the index of that block's owner on the path.
-  auto dominating = [&](NodeId stmt) -> std::size_t {
-    const auto it = on_path.find(parent(stmt).index);
-    if (it == on_path.end() || it->second == 0) return 0;
-    const NodeId below = path[it->second - 1];
-    return field_in_parent(stmt) == field_in_parent(below) && t.at(stmt).end <= t.at(below).begin
-               ? it->second
-               : 0;
+  // Where a binding's node meets the path (its index there) and the child
+  // it comes from; 0 when it does not (another scope's node).
+  auto meet = [&](NodeId n, NodeId* side) -> std::size_t {
+    for (NodeId cur = n; cur; *side = cur, cur = parent(cur))
+      if (const auto it = on_path.find(cur.index); it != on_path.end()) return it->second;
+    return 0;
   };
+  auto is_loop = [&](NodeId n) {
+    const NodeKind k = t.kind(n);
+    return k == NodeKind::For || k == NodeKind::AsyncFor || k == NodeKind::While;
+  };
+  // The bindings in effect order (ties keep binding order): walk back from
+  // the use to the nearest that runs on every path to it (a statement before
+  // the use's ancestor in that ancestor's block); each one passed on the way
+  // lies in the other arm of an `if` the use is in.
+  const auto order =
+      std::span<const BindingId>(by_effective_).subspan(sym->order_begin, sym->order_count);
+  const std::uint32_t at_use = t.at(use).begin;
+  auto split =
+      std::upper_bound(order.begin(), order.end(), at_use,
+                       [&](std::uint32_t u, BindingId b) { return u < bindings_[b].effective; });
   const Binding* b = nullptr;
   std::size_t block = 0;
-  for (BindingId o = sym->first; o != kNone; o = bindings_[o].next_in_symbol) {
-    const Binding& ob = bindings_[o];
-    if (ob.kind == BindingKind::Declaration || !ob.binder) continue;
-    const std::size_t at = dominating(ob.binder);
-    if (at && (!b || t.at(ob.binder).begin > t.at(b->binder).begin)) b = &ob, block = at;
+  for (auto it = split; it != order.begin() && !b;) {
+    const Binding& ob = bindings_[*--it];
+    NodeId side = ob.node;
+    const std::size_t at = meet(ob.node, &side);
+    if (at == 0) return {};
+    const NodeId below = path[at - 1];
+    if (ob.binder && parent(ob.binder) == path[at] &&
+        field_in_parent(ob.binder) == field_in_parent(below) &&
+        t.at(ob.binder).end <= t.at(below).begin) {
+      b = &ob;
+      block = at;
+      break;
+    }
+    const int fo = field_in_parent(side), fu = field_in_parent(below);
+    const bool other_arm = t.kind(path[at]) == NodeKind::If && fo != fu &&
+                           (fo == GM_F(If, body) || fo == GM_F(If, orelse)) &&
+                           (fu == GM_F(If, body) || fu == GM_F(If, orelse));
+    if (!other_arm) return {};
   }
   if (!b || b->kind != BindingKind::Assign || !b->value) return {};
-  // Every other binding the assignment does not overwrite must not reach the
-  // use: not in a loop between the assignment's block and the use (its value
-  // would reach the next pass), and, before the use, only in the other arm of
-  // an `if` the use is in.
-  for (BindingId o = sym->first; o != kNone; o = bindings_[o].next_in_symbol) {
-    const Binding& ob = bindings_[o];
-    if (&ob == b || ob.kind == BindingKind::Declaration) continue;
-    const std::uint32_t at = t.at(ob.node).begin;
-    if (at < t.at(b->binder).begin) continue;
-    NodeId side = ob.node;
-    std::size_t meet = 0;
-    for (NodeId cur = ob.node; cur; side = cur, cur = parent(cur))
-      if (const auto it = on_path.find(cur.index); it != on_path.end()) {
-        meet = it->second;
-        break;
-      }
-    if (meet == 0) return {};
-    for (std::size_t i = meet; i < block; ++i) {
-      const NodeKind k = t.kind(path[i]);
-      if (k == NodeKind::For || k == NodeKind::AsyncFor || k == NodeKind::While) return {};
+  // A loop between the assignment's block and the use carries the value of
+  // any binding inside it to the next pass: none may be there, neither the
+  // ones passed above nor those after the use.
+  std::uint32_t loops_begin = UINT32_MAX, loops_end = 0;
+  for (std::size_t i = 1; i < block; ++i)
+    if (is_loop(path[i])) {
+      loops_begin = std::min(loops_begin, t.at(path[i]).begin);
+      loops_end = std::max(loops_end, t.at(path[i]).end);
     }
-    if (at >= t.at(use).end) continue;
-    const int fo = field_in_parent(side), fu = field_in_parent(path[meet - 1]);
-    const bool arms = t.kind(path[meet]) == NodeKind::If && fo != fu &&
-                      (fo == GM_F(If, body) || fo == GM_F(If, orelse)) &&
-                      (fu == GM_F(If, body) || fu == GM_F(If, orelse));
-    if (!arms) return {};
+  if (loops_end == 0) return b->value;
+  for (BindingId o : order) {
+    const Binding& ob = bindings_[o];
+    const std::uint32_t pos = t.at(ob.node).begin;
+    if (&ob == b || pos < loops_begin || pos >= loops_end) continue;
+    for (std::size_t i = 1; i < block; ++i)
+      if (is_loop(path[i]) && pos >= t.at(path[i]).begin && pos < t.at(path[i]).end) return {};
   }
   return b->value;
 }
