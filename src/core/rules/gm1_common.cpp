@@ -711,11 +711,11 @@ namespace {
 // non-negative int literals, as positional ints or one tuple/list of them)
 // and is the same tensor on every call; `dtype=`/`device=` only (no
 // `requires_grad=`, which would make a leaf where `where` makes a result).
-bool constant_factory(const ast::Tree& tree, NodeId call, std::string_view name) {
-  if (name != "zeros" && name != "ones" && name != "new_zeros" && name != "new_ones") return false;
+bool constant_factory(const ast::Tree& tree, NodeId call) {
   for (NodeId k : tree.children(call, GM_F(Call, keywords))) {
-    const std::string_view arg = tree.text(tree.field(k, GM_F(keyword, arg)));
-    if (arg != "dtype" && arg != "device") return false;
+    const auto arg = tree.field(k, GM_F(keyword, arg));
+    if (ast::Tree::is_none_string(arg) || (tree.text(arg) != "dtype" && tree.text(arg) != "device"))
+      return false;
   }
   auto size = [&](NodeId e) {
     if (tree.kind(e) != NodeKind::Constant) return false;
@@ -752,7 +752,7 @@ void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p) {
     // An earlier predication: as pure as its arguments (checked above).
     if (*q == "graphmend.runtime.where") return;
     const std::string_view leaf = torch_function_leaf(q);
-    if (!leaf.empty() && constant_factory(tree, call, leaf)) return;
+    if ((leaf == "zeros" || leaf == "ones") && constant_factory(tree, call)) return;
     if (!leaf.empty() && predicable_op(leaf)) {
       if (!grad_bounded_op(leaf)) p.grad_safe = false;
       return;
@@ -771,7 +771,7 @@ void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p) {
     // while tracing, read without touching the data.
     if (const sema::ops::OpInfo* op = sema::ops::lookup(meth); op && op->has(sema::ops::MetaCall))
       return;
-    if (constant_factory(tree, call, meth)) return;
+    if ((meth == "new_zeros" || meth == "new_ones") && constant_factory(tree, call)) return;
     if (!predicable_op(meth))
       return fail(p, ctx, call,
                   "calls tensor method `." + std::string(meth) +

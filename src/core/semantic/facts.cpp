@@ -1366,6 +1366,13 @@ NodeId Model::dtype_root(NodeId e, int depth) const {
 
 TensorEvidence Model::tensor_evidence(NodeId e) const { return tensor_evidence_impl(e, 0); }
 
+namespace {
+// Evidence enough for what holds the value (a name, an arm of `where`).
+bool tensor_held(TensorEvidence ev) {
+  return ev == TensorEvidence::Proven || ev == TensorEvidence::Syntactic;
+}
+}  // namespace
+
 TensorEvidence Model::tensor_evidence_impl(NodeId e, int depth) const {
   const TensorKind k = fact(e).kind;
   if (k == TensorKind::Tensor) return TensorEvidence::Proven;
@@ -1380,10 +1387,8 @@ TensorEvidence Model::tensor_evidence_impl(NodeId e, int depth) const {
     if (!value) return TensorEvidence::Unknown;
     // (A proven tensor too: the name's own fact joins every binding, so
     // `loss = None` before `loss = F.cross_entropy(...)` leaves it Unknown.)
-    const TensorEvidence held = tensor_evidence_impl(value, depth + 1);
-    return held == TensorEvidence::Syntactic || held == TensorEvidence::Proven
-               ? TensorEvidence::Syntactic
-               : TensorEvidence::Unknown;
+    return tensor_held(tensor_evidence_impl(value, depth + 1)) ? TensorEvidence::Syntactic
+                                                               : TensorEvidence::Unknown;
   }
   if (t.kind(e) != NodeKind::Call) return TensorEvidence::Unknown;
   const NodeId func = t.child(e, GM_F(Call, func));
@@ -1408,8 +1413,7 @@ TensorEvidence Model::runtime_evidence(std::string_view q, NodeId call, int dept
   const Tree& t = *tree_;
   const auto args = t.children(call, GM_F(Call, args));
   auto at_least_syntactic = [&](NodeId a) {
-    const TensorEvidence ev = tensor_evidence_impl(a, depth + 1);
-    return ev == TensorEvidence::Proven || ev == TensorEvidence::Syntactic;
+    return tensor_held(tensor_evidence_impl(a, depth + 1));
   };
   if (q == "graphmend.runtime.masked_reduce" && args.size() >= 3 &&
       t.kind(args[2]) == NodeKind::Constant) {

@@ -182,10 +182,12 @@ class Model {
   const Binding* resolve(NodeId name) const;
   // The value a loaded name holds at `use` when exactly one assignment (of
   // the whole target) can reach it: the name's only binding, or, in the
-  // scope that owns it, the assignment resolve() finds when it precedes the
-  // use in one block (so every path to the use runs it last) and each other
-  // binding of the name comes after the use, outside every loop between that
-  // block and the use (`s = x.std()` then `if s < eps: s = ...`). None else.
+  // scope that owns it, the latest binding that runs on every path to the
+  // use (a statement before the use's ancestor in that ancestor's block),
+  // when it is an assignment, every binding between it and the use lies in
+  // the other arm of an `if` the use is in, and no loop between its block
+  // and the use holds another binding (`s = x.std()` then `if s < eps: s =
+  // ... elif s > M: ...`). None else.
   NodeId sole_value_at(NodeId use) const;
   // Name not bound anywhere visible and a Python builtin.
   bool is_builtin(NodeId name) const;

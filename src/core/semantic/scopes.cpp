@@ -767,9 +767,7 @@ NodeId Model::sole_value_at(NodeId use) const {
   if (sym->foreign || node_scope_[use.index] != r->scope) return {};
   // The use's ancestors, up to and including the node of its scope.
   std::vector<NodeId> path;
-  std::unordered_map<std::uint32_t, std::size_t> on_path;
   for (NodeId cur = use; cur; cur = parent(cur)) {
-    on_path[cur.index] = path.size();
     path.push_back(cur);
     const NodeKind k = t.kind(cur);
     if (cur != use && (is_function_def(k) || k == NodeKind::Lambda || k == NodeKind::ClassDef ||
@@ -780,12 +778,9 @@ NodeId Model::sole_value_at(NodeId use) const {
   // it comes from; 0 when it does not (another scope's node).
   auto meet = [&](NodeId n, NodeId* side) -> std::size_t {
     for (NodeId cur = n; cur; *side = cur, cur = parent(cur))
-      if (const auto it = on_path.find(cur.index); it != on_path.end()) return it->second;
+      if (const auto it = std::find(path.begin(), path.end(), cur); it != path.end())
+        return static_cast<std::size_t>(it - path.begin());
     return 0;
-  };
-  auto is_loop = [&](NodeId n) {
-    const NodeKind k = t.kind(n);
-    return k == NodeKind::For || k == NodeKind::AsyncFor || k == NodeKind::While;
   };
   // The bindings in effect order (ties keep binding order): walk back from
   // the use to the nearest that runs on every path to it (a statement before
@@ -799,7 +794,7 @@ NodeId Model::sole_value_at(NodeId use) const {
                        [&](std::uint32_t u, BindingId b) { return u < bindings_[b].effective; });
   const Binding* b = nullptr;
   std::size_t block = 0;
-  for (auto it = split; it != order.begin() && !b;) {
+  for (auto it = split; it != order.begin();) {
     const Binding& ob = bindings_[*--it];
     NodeId side = ob.node;
     const std::size_t at = meet(ob.node, &side);
@@ -821,20 +816,17 @@ NodeId Model::sole_value_at(NodeId use) const {
   if (!b || b->kind != BindingKind::Assign || !b->value) return {};
   // A loop between the assignment's block and the use carries the value of
   // any binding inside it to the next pass: none may be there, neither the
-  // ones passed above nor those after the use.
-  std::uint32_t loops_begin = UINT32_MAX, loops_end = 0;
-  for (std::size_t i = 1; i < block; ++i)
-    if (is_loop(path[i])) {
-      loops_begin = std::min(loops_begin, t.at(path[i]).begin);
-      loops_end = std::max(loops_end, t.at(path[i]).end);
-    }
-  if (loops_end == 0) return b->value;
+  // ones passed above nor those after the use. The outermost such loop holds
+  // the others.
+  NodeId loop;
+  for (std::size_t i = 1; i < block; ++i) {
+    const NodeKind k = t.kind(path[i]);
+    if (k == NodeKind::For || k == NodeKind::AsyncFor || k == NodeKind::While) loop = path[i];
+  }
+  if (!loop) return b->value;
   for (BindingId o : order) {
-    const Binding& ob = bindings_[o];
-    const std::uint32_t pos = t.at(ob.node).begin;
-    if (&ob == b || pos < loops_begin || pos >= loops_end) continue;
-    for (std::size_t i = 1; i < block; ++i)
-      if (is_loop(path[i]) && pos >= t.at(path[i]).begin && pos < t.at(path[i]).end) return {};
+    const std::uint32_t pos = t.at(bindings_[o].node).begin;
+    if (&bindings_[o] != b && pos >= t.at(loop).begin && pos < t.at(loop).end) return {};
   }
   return b->value;
 }
