@@ -213,6 +213,8 @@ def _snap(value):
         value[0] is _S_ITEM or value[0] is _S_FMT or value[0] is _S_PERCENT
     ):
         return value  # already snapshotted at the call (item() / fmt())
+    if _is_lazy(value):  # message(): its values now, the string after the graph
+        return _snapped_format(value[1], value[2], value[3])
     if type(value) is list or type(value) is tuple:
         items = _snap_args(value)
         if items is _NO:
@@ -430,7 +432,9 @@ def _now(values):
     of this call converted now, while tracing: the original's own path)."""
     out = []
     for v in values:
-        if type(v) is tuple and v and v[0] is _S_ITEM:
+        if _is_lazy(v):
+            v = v[1] % _now((v[2],))[0] if v[3] else v[1].format(*_now(v[2]))
+        elif type(v) is tuple and v and v[0] is _S_ITEM:
             v = v[1].item() if v[2] is None else v[2](v[1])
         elif type(v) is tuple and v and v[0] is _S_FMT:
             v = v[1].format(*_now(v[2]))
@@ -475,7 +479,7 @@ def _print_if(cond, *args, **kwargs):
     if _QUEUE:
         _drain()
     if cond:
-        return _builtins.print(*args, **kwargs)
+        return _builtins.print(*_now(args), **kwargs)
     return None
 
 
@@ -488,7 +492,7 @@ def _log_if(cond, logger, method, *args, **kwargs):
     if _QUEUE:
         _drain()
     if cond:
-        return _call_logger(logger, method, args, kwargs)
+        return _call_logger(logger, method, _now(args), kwargs)
     return None
 
 
@@ -501,7 +505,7 @@ def _warn_if(cond, message, category=None, stacklevel=1, source=None):
     if _QUEUE:
         _drain()
     if cond:
-        return _call_warn(message, category, stacklevel, source)
+        return _call_warn(_now((message,))[0], category, stacklevel, source)
     return None
 
 

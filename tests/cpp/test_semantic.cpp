@@ -245,6 +245,36 @@ TEST(SemanticScopes, SoleValueAtAUse) {
   EXPECT_EQ(value(21), "x.std()");
 }
 
+TEST(SemanticScopes, OneElementTensors) {
+  auto a = analyze(
+      "import torch\n"
+      "def f(x, n):\n"
+      "    loss = x.pow(2).mean()\n"
+      "    t = x * 2\n"
+      "    if n:\n"
+      "        s = x.sum()\n"
+      "    else:\n"
+      "        s = x\n"
+      "    return (loss, t, s, torch.amax(x), x.sum(dtype=torch.float64), x.max(),\n"
+      "            x.sum(0), x.max(1), x.mode(), x.aminmax(), x.logsumexp(), torch.sum(x, 1),\n"
+      "            x.amax(dim=0))\n");
+  const auto& m = a->model;
+  auto one = [&](std::string_view call) {
+    const NodeId id = a->find(NodeKind::Call, call);
+    EXPECT_TRUE(id) << call;
+    return m.one_element(id);
+  };
+  EXPECT_TRUE(m.one_element(a->name("loss", 1)));  // through its one assignment
+  EXPECT_FALSE(m.one_element(a->name("t", 1)));
+  EXPECT_FALSE(m.one_element(a->name("s", 2)));  // either branch's value
+  EXPECT_TRUE(one("torch.amax(x)"));
+  EXPECT_TRUE(one("x.sum(dtype=torch.float64)"));
+  EXPECT_TRUE(one("x.max()"));
+  for (std::string_view partial : {"x.sum(0)", "x.max(1)", "x.mode()", "x.aminmax()",
+                                   "x.logsumexp()", "torch.sum(x, 1)", "x.amax(dim=0)"})
+    EXPECT_FALSE(one(partial)) << partial;
+}
+
 TEST(SemanticScopes, GlobalNonlocalAndWalrus) {
   auto a = analyze(
       "def f():\n"

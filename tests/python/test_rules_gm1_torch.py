@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import pathlib
 import textwrap
+import warnings
 
 import pytest
 
@@ -504,6 +505,88 @@ def test_if_guarding_deferred_side_effects_is_one_graph_with_the_same_effects(ca
             torch.testing.assert_close(got[0], expected[0], rtol=0, atol=0, equal_nan=True)
             assert got[1:] == expected[1:]
     assert ran == {(False, False), (True, False), (False, True)}  # each branch taken and not
+
+
+MESSAGES_IF = textwrap.dedent(
+    """
+    import logging
+    import warnings
+
+    import torch
+    from torch import nn
+
+    logger = logging.getLogger("gm101_effects_if")
+
+
+    class Tag:
+        formatted = 0
+
+        def __format__(self, spec):
+            Tag.formatted += 1
+            return format("tag", spec)
+
+
+    class Net(nn.Module):
+        def __init__(self, tag=None):
+            super().__init__()
+            self.step = 3
+            self.name = "net"
+            self.tag = tag
+
+        def forward(self, x: torch.Tensor):
+            loss = x.pow(2).mean()
+            if torch.isnan(loss):
+                print(f"nan at step {self.step!r:>4} {self.tag}")
+            if loss > 2:
+                warnings.warn(f"large loss {loss.item():.3f}")
+            if loss < 0.5:
+                logger.warning("small loss in %s: %s" % (self.name, loss))
+                print("step {}".format(self.step), loss)
+            return loss * 2
+    """
+)
+
+
+def test_messages_under_a_tensor_if_are_formatted_only_when_it_holds(capsys, caplog):
+    # An f-string, `%` and `str.format` message (and GM203's deferred
+    # `.item()` of a one-element tensor) under a data-dependent `if`: the
+    # `*_if` call gets `message(...)`, built only when the test holds, so
+    # the values are taken on every call but formatted as the original did.
+    mended_src = _mend(MESSAGES_IF, "GM101,GM201,GM202,GM203")
+    assert mended_src.count("_graphmend_rt.print_if(") == 2
+    assert mended_src.count("_graphmend_rt.message(") == 3
+    assert "_graphmend_rt.message_percent(" in mended_src and "if loss" not in mended_src
+    orig_mod, mended_mod = _module(MESSAGES_IF), _module(mended_src)
+    nan = torch.tensor([1.0, float("nan"), 2.0])
+    inputs = (torch.rand(3) * 0.5, torch.rand(3) + 2.0, torch.rand(3) * 0.2 + 1.0, nan)
+    assert _count(orig_mod.Net(), inputs[0])[1] >= 2
+    # Eagerly the message is built only when its test holds (Tag counts).
+    for x in inputs:
+        for mod in (orig_mod, mended_mod):
+            mod.Tag.formatted = 0
+            mod.Net(mod.Tag())(x)
+        assert orig_mod.Tag.formatted == mended_mod.Tag.formatted == int(torch.isnan(x).any())
+    line = {t: next(i for i, s in enumerate(src.splitlines(), 1) if "large loss" in s)
+            for t, src in (("orig", MESSAGES_IF), ("mended", mended_src))}
+    for x in inputs:
+        orig, mended = orig_mod.Net(), mended_mod.Net()
+        expected = _effects(orig, x, capsys, caplog)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            orig(x)
+        want_lines = [m.lineno for m in w]
+        assert _count(mended, x) == (1, 0)
+        torch._dynamo.reset()
+        compiled = torch.compile(mended, backend="eager")
+        for fn in (compiled, mended):
+            got = _effects(fn, x, capsys, caplog)
+            torch.testing.assert_close(got[0], expected[0], rtol=0, atol=0, equal_nan=True)
+            assert got[1:] == expected[1:]
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                fn(x)
+            assert [line["orig"] if n == line["mended"] else n for n in (m.lineno for m in w)] == want_lines
+    assert expected[1] or expected[2]
 
 
 GM101_FORMS = (pathlib.Path(__file__).parent.parent / "fixtures/rules/GM101/forms.py").read_text()

@@ -99,7 +99,22 @@ conditional forms, decided after the graph (docs/runtime.md):
 ->  (GM101)  _graphmend_rt.warn_if(x.sum() < 0, "negative input")
 
 `graphmend fix` applies both steps; the calls' arguments now always run,
-so they must be pure and total.
+so they must be pure and total, and every local they read bound on every
+path to the `if`. A formatted message (an f-string, `str.format`, `%`, or
+the `fmt` GM201-GM203 wrote for a tensor read) becomes
+`_graphmend_rt.message(...)`: its values run on every call, the string is
+built only when the test holds, as in the original:
+
+    if loss > 100:
+        warnings.warn(f"huge loss {loss.item():.3f} at step {self.step}")
+->  _graphmend_rt.warn_if(
+        loss > 100,
+        _graphmend_rt.message("huge loss {:.3f} at step {}", _graphmend_rt.item(loss), self.step),
+    )
+
+A deferred `.item()`, `float(t)` or `bool(t)` among the values is taken
+only of a tensor proven to hold one element (a reduction over every
+element, `loss = x.pow(2).mean()`); `int(t)` is not (it raises for NaN).
 
 `_graphmend_rt.where` (docs/runtime.md) is exactly `if_true if cond else
 if_false` when run eagerly. While tracing it emits `torch.where` only when
@@ -527,17 +542,28 @@ class DataDependentIf final : public lint::Rule {
     }
     auto cond = condition(ctx, data, &why);
     if (!cond) return false;
-    // The arguments now run whatever the condition says.
-    gm1::Purity purity;
-    for (NodeId v : data) purity.tensor_names.merge(gm1::tensor_names_of(ctx, v));
+    // The arguments now run whatever the condition says; a formatted
+    // message (an f-string, `str.format`, `%`, or the `fmt` GM201-GM203
+    // wrote) is passed as `message(...)`, built only when the call is made,
+    // so only the values it formats run.
+    std::vector<NodeId> values;
+    std::vector<std::pair<NodeId, gm2::FormatCall>> lazy;
     for (NodeId s : calls) {
       const NodeId call = tree.child(s, GM_F(Expr, value));
-      for (NodeId a : tree.children(call, GM_F(Call, args))) gm1::check_pure_total(ctx, a, purity);
+      for (NodeId a : tree.children(call, GM_F(Call, args))) {
+        std::vector<NodeId> formatted;
+        if (auto text = gm2::lazy_message(ctx, a, formatted)) {
+          lazy.emplace_back(a, std::move(*text));
+          values.insert(values.end(), formatted.begin(), formatted.end());
+        } else {
+          values.push_back(a);
+        }
+      }
       for (NodeId k : tree.children(call, GM_F(Call, keywords)))
-        gm1::check_pure_total(ctx, tree.child(k, GM_F(keyword, value)), purity);
+        values.push_back(tree.child(k, GM_F(keyword, value)));
     }
-    if (!purity.ok) {
-      why = "the call's arguments would now always be evaluated: " + purity.why;
+    if (!gm1::evaluable_unconditionally(ctx, values, data, stmt, why)) {
+      why = "the call's arguments would now always be evaluated: " + why;
       return false;
     }
     std::vector<std::string> lines;
@@ -562,8 +588,19 @@ class DataDependentIf final : public lint::Rule {
       const std::string head =
           std::string(gm2::kRuntimeAlias) + "." + std::string(runtime_effect(ctx, s)) + "_if(";
       std::vector<gm1::Doc> args{gm1::Doc::atom(cond_ref)};
-      for (NodeId a : tree.children(call, GM_F(Call, args)))
-        args.push_back(gm1::source_doc(ctx, a));
+      bool rewritten = false;
+      for (NodeId a : tree.children(call, GM_F(Call, args))) {
+        auto it =
+            std::find_if(lazy.begin(), lazy.end(), [&](const auto& l) { return l.first == a; });
+        if (it == lazy.end()) {
+          args.push_back(gm1::source_doc(ctx, a));
+          continue;
+        }
+        std::vector<gm1::Doc> parts;
+        for (const std::string& t : it->second.args) parts.push_back(gm1::Doc::atom(t));
+        args.push_back(gm1::Doc::call_of(it->second.head, std::move(parts)));
+        rewritten = true;
+      }
       for (NodeId k : tree.children(call, GM_F(Call, keywords)))
         args.push_back(gm1::source_doc(ctx, k));
       if (edits::comments_in(ctx.file(), *paren, tree.at(call).end).empty()) {
@@ -572,6 +609,10 @@ class DataDependentIf final : public lint::Rule {
         continue;
       }
       // Comments among the arguments: the argument list as written.
+      if (rewritten) {
+        why = "a comment among the arguments of a message that would have to be rewritten";
+        return false;
+      }
       const bool has_args = !tree.children(call, GM_F(Call, args)).empty() ||
                             !tree.children(call, GM_F(Call, keywords)).empty();
       const std::uint32_t ce = tree.at(call).end;

@@ -699,6 +699,12 @@ void check_pure_total(const lint::RuleContext& ctx, NodeId e, Purity& p) {
       for (NodeId v : tree.children(e, GM_F(List, elts))) check_pure_total(ctx, v, p);
       return;
     case NodeKind::Call: check_call(ctx, e, p); return;
+    case NodeKind::JoinedStr:  // an f-string without fields is a constant
+      for (NodeId v : tree.children(e, GM_F(JoinedStr, values)))
+        if (tree.kind(v) != NodeKind::Constant)
+          return fail(p, ctx, e,
+                      "`" + std::string(ctx.text_of(e)) + "` formats values (it may raise)");
+      return;
     default:
       return fail(p, ctx, e, "`" + std::string(ctx.text_of(e)) + "` is not proven pure and total");
   }
@@ -751,6 +757,25 @@ void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p) {
     if (*q == "torch.finfo" || *q == "torch.iinfo") return;
     // An earlier predication: as pure as its arguments (checked above).
     if (*q == "graphmend.runtime.where") return;
+    // A deferred read (GM201-GM203): `t.item()`, `float(t)`, `bool(t)` of
+    // a tensor of one element cannot raise (`int(t)` can: NaN, inf).
+    if (*q == "graphmend.runtime.item") {
+      const auto args = tree.children(call, GM_F(Call, args));
+      if (args.empty() || !m.one_element(args[0]))
+        return fail(p, ctx, call,
+                    "`" + std::string(ctx.text_of(call)) +
+                        "` reads a tensor not proven to have one element (it may raise)");
+      if (args.size() > 1) {
+        const auto conv = m.qualified_name(args[1]);
+        if (!conv ||
+            (*conv != "builtins.float" && *conv != "builtins.bool" && *conv != "builtins.complex"))
+          return fail(p, ctx, call,
+                      "`" + std::string(ctx.text_of(call)) + "` converts with `" +
+                          std::string(ctx.text_of(args[1])) +
+                          "`, which may raise (`int` of NaN or inf)");
+      }
+      return;
+    }
     const std::string_view leaf = torch_function_leaf(q);
     if ((leaf == "zeros" || leaf == "ones") && constant_factory(tree, call)) return;
     if (!leaf.empty() && predicable_op(leaf)) {
@@ -784,6 +809,46 @@ void check_call(const lint::RuleContext& ctx, NodeId call, Purity& p) {
 }
 
 }  // namespace
+
+bool evaluable_unconditionally(const lint::RuleContext& ctx, std::span<const NodeId> values,
+                               std::span<const NodeId> conds, NodeId stmt, std::string& why) {
+  const ast::Tree& tree = ctx.tree();
+  const sema::Model& m = *ctx.model();
+  // Attributes the test reads on every evaluation (no `and`/`or`/`if` in it
+  // that could skip them) are present when the values run after it.
+  std::set<std::string_view> read_by_cond;
+  bool may_skip = false;
+  std::vector<std::string> cond_names;
+  Purity p;
+  for (NodeId cond : conds) {
+    walk(tree, cond, [&](NodeId n) {
+      const NodeKind k = tree.kind(n);
+      if (k == NodeKind::BoolOp || k == NodeKind::IfExp || k == NodeKind::Lambda) may_skip = true;
+      if (k == NodeKind::Attribute) read_by_cond.insert(ctx.text_of(n));
+      return true;
+    });
+    p.tensor_names.merge(tensor_names_of(ctx, cond));
+    for (std::string& n : names_read(ctx, cond)) cond_names.push_back(std::move(n));
+  }
+  if (may_skip) read_by_cond.clear();
+  const NodeId func = enclosing_function(m, stmt);
+  for (NodeId v : values) {
+    if (tree.kind(v) == NodeKind::Attribute && read_by_cond.count(ctx.text_of(v))) continue;
+    check_pure_total(ctx, v, p);
+    if (!p.ok) return why = p.why, false;
+    // A local the original read only when the test held may be unbound
+    // otherwise (`n` assigned in one branch above).
+    if (!func) continue;
+    for (const std::string& name : names_read(ctx, v)) {
+      if (std::find(cond_names.begin(), cond_names.end(), name) != cond_names.end()) continue;
+      if (m.bindings_of(m.scope_of(stmt), name).empty() || bound_before(ctx, func, stmt, name))
+        continue;
+      why = "`" + name + "` is not bound on every path to the check";
+      return false;
+    }
+  }
+  return true;
+}
 
 std::optional<Select> select_arms(const lint::RuleContext& ctx, NodeId test, NodeId if_true,
                                   NodeId if_false, std::string_view impure_prefix,

@@ -124,6 +124,16 @@ bool known_tensor(const lint::RuleContext& ctx, NodeId e, const Purity& p);
 // absent, walrus, lambdas, comprehensions, ...).
 void check_pure_total(const lint::RuleContext& ctx, NodeId e, Purity& p);
 
+// Values a rewrite evaluates whenever `stmt` runs where the original
+// evaluated them only when the test (`conds`, the operands of an `and`)
+// held: the arguments of a `*_if` call, the values of a trap's message.
+// Each must be pure and total (check_pure_total; names the test proves
+// tensors count as tensors; an attribute the test reads on every evaluation
+// is present) and every local it reads bound on every path to `stmt`.
+// False with `why` (what stops it, with its line) otherwise.
+bool evaluable_unconditionally(const lint::RuleContext& ctx, std::span<const NodeId> values,
+                               std::span<const NodeId> conds, NodeId stmt, std::string& why);
+
 // Both arms of a select that now always run: `not` stripped (arms swapped),
 // the condition lowered, both arms checked pure and total (names the
 // condition proves tensors count as tensors).

@@ -280,6 +280,28 @@ std::optional<FormatCall> percent_text(const lint::RuleContext& ctx, NodeId bino
                     {std::string(ctx.text_of(left)), std::move(values)}};
 }
 
+// `_graphmend_rt.fmt(template, *values)` / `fmt_percent(template, values)`
+// (what defer_reads wrote) as `message(...)` / `message_percent(...)`: the
+// same arguments, formatted only when needed.
+std::optional<FormatCall> deferred_format_text(const lint::RuleContext& ctx, NodeId call,
+                                               std::vector<NodeId>& values) {
+  const auto& tree = ctx.tree();
+  const auto q = ctx.model()->qualified_name(tree.child(call, GM_F(Call, func)));
+  const bool percent = q == std::string(kRuntimeModule) + ".fmt_percent";
+  if (!percent && q != std::string(kRuntimeModule) + ".fmt") return std::nullopt;
+  const auto args = tree.children(call, GM_F(Call, args));
+  if (!tree.children(call, GM_F(Call, keywords)).empty() || args.empty() ||
+      !str_value(tree, args[0]) || (percent && args.size() != 2))
+    return std::nullopt;
+  FormatCall out{std::string(kRuntimeAlias) + (percent ? ".message_percent(" : ".message("), {}};
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (tree.kind(args[i]) == NodeKind::Starred) return std::nullopt;
+    if (i > 0) values.push_back(args[i]);
+    out.args.emplace_back(ctx.text_of(args[i]));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FormatCall::text() const {
@@ -317,7 +339,9 @@ std::optional<FormatCall> lazy_message(const lint::RuleContext& ctx, NodeId arg,
   switch (tree.kind(arg)) {
     case NodeKind::JoinedStr: return fstring_text(ctx, arg, &why_not, how);
     case NodeKind::BinOp: return percent_text(ctx, arg, how);
-    case NodeKind::Call: return format_call_text(ctx, arg, how);
+    case NodeKind::Call:
+      if (auto deferred = deferred_format_text(ctx, arg, values)) return deferred;
+      return format_call_text(ctx, arg, how);
     default: return std::nullopt;
   }
 }

@@ -68,10 +68,13 @@ std::optional<edits::Edit> defer_reads(const lint::RuleContext& ctx, ast::NodeId
 // formats it only when the trap raises:
 //   f"got {x.shape}, {n}"  -> _graphmend_rt.message("got {}, {}", x.shape, n)
 //   "got %d" % n           -> _graphmend_rt.message_percent("got %d", n)
+//   _graphmend_rt.fmt("t={}", _graphmend_rt.item(t))
+//                          -> _graphmend_rt.message("t={}", _graphmend_rt.item(t))
 // The value expressions are still evaluated at the call, now also when the
 // check passes: they are appended to `values` for the caller to prove pure
 // and total. nullopt for any other form, or when a value reads tensor data
-// (`.item()`, `float(t)`: a read on every call).
+// (`.item()`, `float(t)`: a read on every call) other than through the
+// runtime's `item` that a `fmt` already holds.
 struct FormatCall {
   std::string head;               // `_graphmend_rt.message(`
   std::vector<std::string> args;  // the template, then the values

@@ -470,7 +470,6 @@ std::string non_constant_reason(const lint::RuleContext& ctx, NodeId e) {
 
 std::optional<Piece> lazy_argument(const lint::RuleContext& ctx, NodeId arg, NodeId cond,
                                    NodeId stmt, std::string& why) {
-  const auto& tree = ctx.tree();
   std::vector<NodeId> values;
   auto text = gm2::lazy_message(ctx, arg, values);
   if (!text) {
@@ -480,39 +479,10 @@ std::optional<Piece> lazy_argument(const lint::RuleContext& ctx, NodeId arg, Nod
         "field or `%(name)s`";
     return std::nullopt;
   }
-  // Attributes the condition reads on every evaluation (no `and`/`or`/`if`
-  // in it that could skip them) are present when the trap's arguments run.
-  std::set<std::string_view> read_by_cond;
-  bool may_skip = false;
-  walk(tree, cond, [&](NodeId n) {
-    const NodeKind k = tree.kind(n);
-    if (k == NodeKind::BoolOp || k == NodeKind::IfExp || k == NodeKind::Lambda) may_skip = true;
-    if (k == NodeKind::Attribute) read_by_cond.insert(ctx.text_of(n));
-  });
-  if (may_skip) read_by_cond.clear();
-  gm1::Purity p;
-  p.tensor_names = gm1::tensor_names_of(ctx, cond);
-  const sema::Model& m = *ctx.model();
-  const NodeId func = gm1::enclosing_function(m, stmt);
-  const auto cond_names = gm1::names_read(ctx, cond);
-  for (NodeId v : values) {
-    if (tree.kind(v) == NodeKind::Attribute && read_by_cond.count(ctx.text_of(v))) continue;
-    gm1::check_pure_total(ctx, v, p);
-    if (!p.ok) {
-      why = "a value it formats would now run on every call: " + p.why;
-      return std::nullopt;
-    }
-    // A local the original read only on failure may be unbound when the
-    // check passes (`n` assigned in one branch above).
-    if (!func) continue;
-    for (const std::string& name : gm1::names_read(ctx, v)) {
-      if (std::find(cond_names.begin(), cond_names.end(), name) != cond_names.end()) continue;
-      if (m.bindings_of(m.scope_of(stmt), name).empty() || gm1::bound_before(ctx, func, stmt, name))
-        continue;
-      why = "a value it formats would now run on every call: `" + name +
-            "` is not bound on every path to the check";
-      return std::nullopt;
-    }
+  const NodeId conds[] = {cond};
+  if (!gm1::evaluable_unconditionally(ctx, values, conds, stmt, why)) {
+    why = "a value it formats would now run on every call: " + why;
+    return std::nullopt;
   }
   return Piece::call(std::move(text->head), std::move(text->args));
 }

@@ -148,18 +148,8 @@ class ItemInRegion final : public lint::Rule {
     // `x.max()`, `x.abs().sum()`, `torch.amax(x)`: a reduction over every
     // element (no dim, no keyword), a fresh 0-d tensor.
     bool whole_reduction() const {
-      if (t_.kind(recv_) != NodeKind::Call || !t_.children(recv_, GM_F(Call, keywords)).empty())
-        return false;
-      const NodeId func = t_.child(recv_, GM_F(Call, func));
-      const auto args = t_.children(recv_, GM_F(Call, args));
-      if (const auto q = m_.qualified_name(func)) {
-        const sema::ops::OpInfo* op = sema::ops::lookup_qualified(*q);
-        return op && op->has(sema::ops::Reduction) && args.size() == 1;
-      }
-      if (t_.kind(func) != NodeKind::Attribute || !args.empty()) return false;
-      const sema::ops::OpInfo* op =
-          sema::ops::lookup(t_.text(t_.field(func, GM_F(Attribute, attr))));
-      return op && op->has(sema::ops::Reduction) && !not_tensor(m_, recv_);
+      return t_.kind(recv_) == NodeKind::Call && t_.children(recv_, GM_F(Call, keywords)).empty() &&
+             m_.one_element(recv_);
     }
 
     // `u` (the number) as an operand beside a tensor of the same dtype.

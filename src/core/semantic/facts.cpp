@@ -1406,6 +1406,39 @@ TensorEvidence Model::tensor_evidence_impl(NodeId e, int depth) const {
              : TensorEvidence::Syntactic;
 }
 
+bool Model::one_element(NodeId e) const { return one_element_impl(e, 0); }
+
+bool Model::one_element_impl(NodeId e, int depth) const {
+  const Tree& t = *tree_;
+  if (!e || depth >= 8) return false;
+  if (t.kind(e) == NodeKind::Name) return one_element_impl(sole_value_at(e), depth + 1);
+  if (t.kind(e) != NodeKind::Call) return false;
+  for (NodeId k : t.children(e, GM_F(Call, keywords))) {
+    const auto arg = t.field(k, GM_F(keyword, arg));
+    if (Tree::is_none_string(arg) || t.text(arg) != "dtype") return false;
+  }
+  const NodeId func = t.child(e, GM_F(Call, func));
+  const auto args = t.children(e, GM_F(Call, args));
+  const ops::OpInfo* op = nullptr;
+  const CallInfo* info = nullptr;
+  if (const auto q = qualified_name(func)) {
+    if (args.size() != 1 || t.kind(args[0]) == NodeKind::Starred) return false;
+    op = ops::lookup_qualified(*q);
+    if (op) info = &op->function;
+  } else if (t.kind(func) == NodeKind::Attribute && args.empty()) {
+    if (fact(t.child(func, GM_F(Attribute, value))).kind == TensorKind::NotTensor) return false;
+    op = ops::lookup(t.text(t.field(func, GM_F(Attribute, attr))));
+    if (op) info = &op->method;
+  }
+  if (!op || !op->has(ops::Reduction)) return false;
+  // max/min/median: one tensor without a dim. Without a dim `mode` reduces
+  // the last dimension only (to a pair), `logsumexp` raises, and aminmax /
+  // std_mean / var_mean return pairs.
+  const auto ov = op->overload;
+  if (ov == ops::Overload::MaxMin || ov == ops::Overload::Median) return true;
+  return info->ret == Ret::Tensor && op->name != "logsumexp";
+}
+
 // `_graphmend_rt.masked_reduce(x, m, "R")` is `x[m].R()` and carries that
 // call's evidence; `_graphmend_rt.where(c, a, b)` is `a if c else b`, a
 // tensor when both arms are. Any other call: Unknown.

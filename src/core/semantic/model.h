@@ -264,6 +264,13 @@ class Model {
   // such a method), or for a local bound once, as a whole, to such a call;
   // else Unknown.
   TensorEvidence tensor_evidence(NodeId expr) const;
+  // `expr` is a tensor of exactly one element: a reduction over every
+  // element (`x.sum()`, `torch.amax(x)`, `x.mean(dtype=...)`: a Reduction
+  // row called with no dimension, as a method with no positional argument on
+  // a value not proven NotTensor, or as a torch function of the input alone;
+  // `mode` and `logsumexp` have no whole-tensor form), directly or through
+  // the one assignment that reaches a name (sole_value_at).
+  bool one_element(NodeId expr) const;
   // An interval every non-NaN element of `expr`'s value lies in, from the op
   // table's value-range column (torch.rand / x.rand_like: [0, 1), sigmoid /
   // softmax: [0, 1], relu / abs / exp: [0, inf]), bool results ([0, 1]),
@@ -354,6 +361,7 @@ class Model {
   NodeId function_of_binding(const Binding* b, int depth) const;
   std::optional<Interval> value_range_impl(NodeId expr, int depth) const;
   TensorEvidence tensor_evidence_impl(NodeId expr, int depth) const;
+  bool one_element_impl(NodeId expr, int depth) const;
   TensorEvidence runtime_evidence(std::string_view qualified, NodeId call, int depth) const;
   NodeId dtype_root(NodeId expr, int depth) const;
   // The attrs_ ids of `attr` in any of the classes `owners`, ascending: an
