@@ -989,6 +989,47 @@ def _masked_update(x, mask, op, value):
     x[mask] = selected
 
 
+def _fill_lengths(out, lengths, value, tail=False):
+    """``for i, n in enumerate(lengths.tolist()): out[i, :n] = value``
+    (``out[i, n:]`` when ``tail``): a padding mask or padded tensor built from
+    per-row lengths; one ``masked_fill_`` when compiled.
+
+    Eagerly: exactly that loop.  While tracing, when ``lengths`` is a 1-D
+    integer or bool tensor with no more rows than ``out``, ``out`` a tensor
+    of at least two dimensions that does not require grad and ``value`` a
+    Python ``bool``/``int``/``float``: ``out[:len(lengths)].masked_fill_(mask,
+    value)`` with ``mask[i, j]`` the columns the slice selects (``j <
+    stop_i``, ``stop_i = n_i + T`` for a negative ``n_i``, clamped as slicing
+    clamps), the same elements written with the same value cast.  Otherwise
+    the loop (its graph break).
+    """
+    if _compiling():
+        torch = _sys.modules["torch"]
+        if (
+            isinstance(out, torch.Tensor)
+            and isinstance(lengths, torch.Tensor)
+            and type(value) in (bool, int, float)
+            and lengths.dim() == 1
+            and out.dim() >= 2
+            and lengths.shape[0] <= out.shape[0]
+            and (lengths.dtype == torch.bool or not (lengths.is_floating_point() or lengths.is_complex()))
+            and not out.requires_grad
+        ):
+            width = out.shape[1]
+            n = lengths.to(device=out.device, dtype=torch.int64)
+            stop = torch.where(n < 0, n + width, n)[:, None]
+            cols = torch.arange(width, device=out.device)
+            mask = cols >= stop if tail else cols < stop
+            mask = mask.view(mask.shape + (1,) * (out.dim() - 2))
+            out[: lengths.shape[0]].masked_fill_(mask, value)
+            return
+    for i, n in enumerate(lengths.tolist()):
+        if tail:
+            out[i, n:] = value
+        else:
+            out[i, :n] = value
+
+
 # ---------------------------------------------------------------------------
 # public API: stores
 
@@ -1560,6 +1601,7 @@ _PUBLIC = {
     "above": _above,
     "assign_to": _assign_to,
     "at_most": _at_most,
+    "fill_lengths": _fill_lengths,
     "masked_copy": _masked_copy,
     "masked_reduce": _masked_reduce,
     "masked_update": _masked_update,

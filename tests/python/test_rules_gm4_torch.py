@@ -79,3 +79,43 @@ def test_local_list_loop():
     torch._dynamo.reset()
     assert graphmend.explain(mended.Local(), x, sizes).break_events == 0
     assert _same(mended.Local()(x, sizes), original.Local()(x, sizes))
+
+
+FILL_LENGTHS = '''
+import torch
+from torch import nn
+
+
+class Padding(nn.Module):
+    def forward(self, x, lengths):
+        mask = torch.zeros(x.shape[0], x.shape[1], dtype=torch.bool)
+        for i, n in enumerate(lengths.tolist()):
+            mask[i, :n] = True
+        out = x.clone()
+        for b, length in enumerate((lengths - 1).tolist()):
+            out[b, length:] = -1.0
+        return x.masked_fill(~mask[..., None], 0.0) + out
+'''
+
+
+def test_rows_filled_up_to_their_lengths_are_one_graph_with_the_same_values():
+    import graphmend
+    from _torch_cases import load_module
+
+    result = graphmend.fix_source(FILL_LENGTHS, select=["GM402"])
+    assert result.status == "fixed"
+    assert result.source.count("_graphmend_rt.fill_lengths(") == 2 and "tolist" not in result.source
+    orig = load_module(FILL_LENGTHS, "gm402_orig").Padding()
+    mended = load_module(result.source, "gm402_mended").Padding()
+    gen = torch.Generator().manual_seed(4)
+    for rows, lengths in ((3, [2, 0, 5]), (4, [-1, 7, 3]), (3, [-9, 1]), (2, [])):
+        x = torch.randn(rows, 5, 2, generator=gen)
+        lengths = torch.tensor(lengths, dtype=torch.long)
+        want = orig(x, lengths)
+        report = graphmend.explain(mended, x, lengths)
+        assert (report.graphs, report.break_events, report.skipped_frames) == (1, 0, [])
+        if lengths.numel():  # `.tolist()` of no element traces
+            assert graphmend.explain(orig, x, lengths).break_events >= 1
+        torch._dynamo.reset()
+        for got in (mended(x, lengths), torch.compile(mended, backend="eager")(x, lengths)):
+            assert torch.equal(got, want)
