@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import pathlib
 import textwrap
-import warnings
 
 import pytest
 
@@ -479,7 +478,27 @@ def _effects(fn, x, capsys, caplog):
         warnings.simplefilter("always")
         out = fn(x)
     records = [(r.name, r.levelno, r.getMessage()) for r in caplog.records if r.name == "gm101_effects_if"]
-    return out, [(str(m.message), m.category) for m in w], capsys.readouterr().out, records
+    warned = [(str(m.message), m.category) for m in w]
+    return out, warned, capsys.readouterr().out, records, [m.lineno for m in w]
+
+
+def _same_effects_eager_and_compiled(mended, x, expected, capsys, caplog, equal_nan=True):
+    """`mended` run eagerly and compiled gives `expected` (the original's
+    `_effects`): outputs bitwise (NaN equal to NaN when `equal_nan`),
+    warnings, stdout and log records; returns the warnings' line numbers of
+    each run."""
+    torch._dynamo.reset()
+    compiled = torch.compile(mended, backend="eager")
+    lines = []
+    for fn in (compiled, mended):
+        got = _effects(fn, x, capsys, caplog)
+        if equal_nan:
+            torch.testing.assert_close(got[0], expected[0], rtol=0, atol=0, equal_nan=True)
+        else:
+            assert torch.equal(got[0], expected[0])
+        assert got[1:4] == expected[1:4]
+        lines.append(got[4])
+    return lines
 
 
 def test_if_guarding_deferred_side_effects_is_one_graph_with_the_same_effects(capsys, caplog):
@@ -498,12 +517,7 @@ def test_if_guarding_deferred_side_effects_is_one_graph_with_the_same_effects(ca
         warned, saw_nan = bool(((x * 2).sum() < 0).item()), bool(torch.isnan(x).any().item())
         assert bool(expected[1]) == warned and bool(expected[2]) == bool(expected[3]) == saw_nan
         ran.add((warned, saw_nan))
-        torch._dynamo.reset()
-        compiled = torch.compile(mended, backend="eager")
-        for fn in (compiled, mended):
-            got = _effects(fn, x, capsys, caplog)
-            torch.testing.assert_close(got[0], expected[0], rtol=0, atol=0, equal_nan=True)
-            assert got[1:] == expected[1:]
+        _same_effects_eager_and_compiled(mended, x, expected, capsys, caplog)
     assert ran == {(False, False), (True, False), (False, True)}  # each branch taken and not
 
 
@@ -571,21 +585,9 @@ def test_messages_under_a_tensor_if_are_formatted_only_when_it_holds(capsys, cap
     for x in inputs:
         orig, mended = orig_mod.Net(), mended_mod.Net()
         expected = _effects(orig, x, capsys, caplog)
-        with warnings.catch_warnings(record=True) as w:
-            warnings.simplefilter("always")
-            orig(x)
-        want_lines = [m.lineno for m in w]
         assert _count(mended, x) == (1, 0)
-        torch._dynamo.reset()
-        compiled = torch.compile(mended, backend="eager")
-        for fn in (compiled, mended):
-            got = _effects(fn, x, capsys, caplog)
-            torch.testing.assert_close(got[0], expected[0], rtol=0, atol=0, equal_nan=True)
-            assert got[1:] == expected[1:]
-            with warnings.catch_warnings(record=True) as w:
-                warnings.simplefilter("always")
-                fn(x)
-            assert [line["orig"] if n == line["mended"] else n for n in (m.lineno for m in w)] == want_lines
+        for got_lines in _same_effects_eager_and_compiled(mended, x, expected, capsys, caplog):
+            assert [line["orig"] if n == line["mended"] else n for n in got_lines] == expected[4]
     assert expected[1] or expected[2]
 
 
@@ -677,12 +679,7 @@ def test_the_fix_loop_reads_its_own_masked_reduction_as_a_tensor(capsys, caplog)
         assert _count(mended, x) == (1, 0)
         expected = _effects(orig, x, capsys, caplog)
         warned.add(bool(expected[1]))
-        torch._dynamo.reset()
-        compiled = torch.compile(mended, backend="eager")
-        for fn in (compiled, mended):
-            got = _effects(fn, x, capsys, caplog)
-            assert torch.equal(got[0], expected[0])
-            assert got[1:] == expected[1:]
+        _same_effects_eager_and_compiled(mended, x, expected, capsys, caplog, equal_nan=False)
     assert warned == {False, True}  # the warning both given and not
 
 

@@ -158,8 +158,12 @@ class TolistInRegion final : public lint::Rule {
       return why = "the loop has an `else:` block", false;
     const NodeId func = gm1::enclosing_function(m, loop);
     const auto& r = tree.at(loop);
+    if (!func) return why = "not inside a function", false;
     for (std::string_view v : {row, len}) {
-      if (!func || gm1::declared_nonlocal(ctx, func, v) || gm1::live_after(ctx, func, loop, v))
+      if (gm1::declared_nonlocal(ctx, func, v))
+        return why = "the loop variable `" + std::string(v) + "` is declared global or nonlocal",
+               false;
+      if (gm1::live_after(ctx, func, loop, v))
         return why = "the loop variable `" + std::string(v) + "` is read after the loop", false;
     }
     if (!edits::comments_in(ctx.file(), r.begin, r.end).empty())
