@@ -188,22 +188,25 @@ def resolve_version(python_version) -> tuple[int, int]:
     return _frontend.check_version(python_version)
 
 
-def _edit(d: dict) -> Edit:
-    return Edit(d["begin"], d["end"], d["replacement"], d["line"], d["col"], d["char_col"],
-                d["end_line"], d["end_col"], d["end_char_col"])
+def _frozen(cls, fields: dict, **more):
+    """An instance of the frozen dataclass ``cls`` from the core's dict of
+    its fields (and ``more``): the generated ``__init__`` sets each field
+    through ``object.__setattr__``, which costs more than the core's whole
+    work on a file with tens of thousands of findings. The dicts' keys are
+    the fields exactly (tests/python/test_api.py checks it)."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(fields)
+    if more:
+        obj.__dict__.update(more)
+    return obj
 
 
 def diagnostic_from_dict(d: dict, path: str | None = None) -> Diagnostic:
     fix = None
     if d["fix"] is not None:
         f = d["fix"]
-        fix = Fix(f["description"], f["applicability"], tuple(_edit(e) for e in f["edits"]))
-    return Diagnostic(
-        code=d["code"], message=d["message"], why=d["why"], line=d["line"], col=d["col"],
-        char_col=d["char_col"], end_line=d["end_line"], end_col=d["end_col"],
-        end_char_col=d["end_char_col"], begin=d["begin"], end=d["end"],
-        applicability=d["applicability"], declined_reason=d["declined_reason"], fix=fix,
-        fix_applies=d["fix_applies"], path=path)
+        fix = _frozen(Fix, f, edits=tuple(_frozen(Edit, e) for e in f["edits"]))
+    return _frozen(Diagnostic, d, fix=fix, path=path)
 
 
 def _applied(items: Sequence[dict]) -> list[AppliedFix]:

@@ -64,6 +64,24 @@ def test_check_diagnostic_fields(print_code):
     assert d.to_dict()["code"] == print_code
 
 
+
+def test_core_dicts_hold_exactly_the_dataclass_fields(print_code):
+    """lint._frozen fills the frozen dataclasses straight from the core's
+    dicts: a key added or renamed on one side only would pass silently."""
+    names = {cls: {f.name for f in dataclasses.fields(cls)}
+             for cls in (lint.Diagnostic, lint.Fix, lint.Edit)}
+    res = lint.run_check(SAMPLE.encode(), version=(3, 11))
+    (d,) = [d for d in res["diagnostics"] if d["code"] == print_code]
+    assert set(d) == names[lint.Diagnostic] - {"path"}
+    assert set(d["fix"]) == names[lint.Fix]
+    assert d["fix"]["edits"] and all(set(e) == names[lint.Edit] for e in d["fix"]["edits"])
+    made = lint.diagnostic_from_dict(d, "m.py")
+    assert made == lint.Diagnostic(**{**d, "path": "m.py", "fix": lint.Fix(
+        d["fix"]["description"], d["fix"]["applicability"],
+        tuple(lint.Edit(**e) for e in d["fix"]["edits"]))})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.code = "GM000"
+
 def test_check_str_and_bytes_agree(print_code):
     a = graphmend.check_source(SAMPLE)
     b = graphmend.check_source(SAMPLE.encode())
