@@ -36,6 +36,7 @@
 
 #include "ast/tree.h"
 #include "semantic/ops.h"
+#include "semantic/symbol_table.h"
 #include "syntax/source.h"
 
 namespace gm::sema {
@@ -289,23 +290,7 @@ class Model {
                        const struct AnalyzeOptions& options);
   // A (scope, name) key carrying the name's hash: a lookup that walks the
   // scope chain hashes the name once, not once per scope and table.
-  struct SymbolKey {
-    ScopeId scope;
-    std::string_view name;
-    std::size_t name_hash;
-    static SymbolKey of(ScopeId scope, std::string_view name) {
-      return {scope, name, std::hash<std::string_view>{}(name)};
-    }
-    SymbolKey in(ScopeId other) const { return {other, name, name_hash}; }
-    friend bool operator==(const SymbolKey& a, const SymbolKey& b) {
-      return a.name_hash == b.name_hash && a.scope == b.scope && a.name == b.name;
-    }
-  };
-  struct SymbolKeyHash {
-    std::size_t operator()(const SymbolKey& k) const noexcept {
-      return k.name_hash * 31u + k.scope;
-    }
-  };
+  using SymbolKey = sema::SymbolKey;
   struct Symbol {
     BindingId first = kNone;
     BindingId last = kNone;
@@ -377,10 +362,10 @@ class Model {
   const ast::Tree* tree_ = nullptr;
   std::vector<Scope> scopes_;
   std::vector<Binding> bindings_;
-  std::unordered_map<SymbolKey, Symbol, SymbolKeyHash> symbols_;
+  SymbolTable<Symbol> symbols_;
   std::vector<BindingId> by_effective_;  // see Symbol::order_begin
   // global (1) / nonlocal (2) declarations, keyed by the declaring scope.
-  std::unordered_map<SymbolKey, std::uint8_t, SymbolKeyHash> decls_;
+  SymbolTable<std::uint8_t> decls_;
   std::vector<std::uint32_t> parent_;       // by node
   std::vector<std::uint32_t> node_scope_;   // by node
   std::vector<std::uint32_t> opened_scope_; // by node (kNone if none)
@@ -397,7 +382,7 @@ class Model {
   std::vector<AttrInfo> attrs_;
   std::vector<std::string_view> self_stores_;  // sorted, unique: assigns_self_attr
   // attrs_ ids by (class, attribute name), ascending (see attrs_in).
-  std::unordered_map<SymbolKey, std::vector<std::uint32_t>, SymbolKeyHash> attrs_by_class_;
+  SymbolTable<std::vector<std::uint32_t>> attrs_by_class_;
   std::vector<RegionFunction> regions_;
   std::unordered_map<std::uint32_t, std::uint32_t> region_index_;  // def → regions_ id
   std::vector<std::uint32_t> scope_owner_def_;  // scope → nearest (Async)FunctionDef node, 0

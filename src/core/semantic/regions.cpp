@@ -464,8 +464,8 @@ std::vector<std::uint32_t> Model::attrs_in(const std::vector<std::uint32_t>& own
   const SymbolKey key = SymbolKey::of(0, attr);
   for (std::size_t k = 0; k < owners.size(); ++k) {
     if (std::find(owners.begin(), owners.begin() + k, owners[k]) != owners.begin() + k) continue;
-    auto it = attrs_by_class_.find(key.in(owners[k]));
-    if (it != attrs_by_class_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+    if (const auto* ids = attrs_by_class_.find(key.in(owners[k])))
+      out.insert(out.end(), ids->begin(), ids->end());
   }
   std::sort(out.begin(), out.end());
   return out;

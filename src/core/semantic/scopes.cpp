@@ -563,14 +563,14 @@ void Analyzer::build_scopes(Model& m) {
     v = static_cast<std::uint8_t>(v | d.what);
   }
   // Names bound syntactically per scope (for nonlocal targets).
-  std::unordered_map<Model::SymbolKey, bool, Model::SymbolKeyHash> local;
+  SymbolTable<bool> local;
   bool any_nonlocal = false;
   for (const Decl& d : p.decls) any_nonlocal |= (d.what & 2) != 0;
   if (any_nonlocal)
     for (const Binding& b : m.bindings_) local[Model::SymbolKey::of(b.scope, b.name)] = true;
   auto declared = [&](ScopeId s, std::string_view name) -> std::uint8_t {
-    auto it = m.decls_.find(Model::SymbolKey::of(s, name));
-    return it == m.decls_.end() ? 0 : it->second;
+    const std::uint8_t* d = m.decls_.find(Model::SymbolKey::of(s, name));
+    return d ? *d : std::uint8_t{0};
   };
   // Most modules declare nothing global or nonlocal: no binding moves.
   for (Binding& b : p.decls.empty() ? std::span<Binding>{} : std::span<Binding>{m.bindings_}) {
@@ -586,7 +586,7 @@ void Analyzer::build_scopes(Model& m) {
             s = 0;
             break;
           }
-          if (!(ds & 2) && local.count(Model::SymbolKey::of(s, b.name))) break;
+          if (!(ds & 2) && local.contains(Model::SymbolKey::of(s, b.name))) break;
         }
         s = m.scopes_[s].parent;
       }
@@ -664,10 +664,7 @@ const Model::Symbol* Model::find_symbol(ScopeId scope, std::string_view name) co
   return find_symbol(SymbolKey::of(scope, name));
 }
 
-const Model::Symbol* Model::find_symbol(const SymbolKey& key) const {
-  auto it = symbols_.find(key);
-  return it == symbols_.end() ? nullptr : &it->second;
-}
+const Model::Symbol* Model::find_symbol(const SymbolKey& key) const { return symbols_.find(key); }
 
 std::vector<const Binding*> Model::bindings_of(ScopeId scope, std::string_view name) const {
   std::vector<const Binding*> out;
@@ -696,9 +693,9 @@ ScopeId Model::lookup_scope(ScopeId from, const SymbolKey& key) const {
       cur = sc.parent;
       continue;
     }
-    auto d = decls_.empty() ? decls_.end() : decls_.find(key.in(cur));
-    if (d != decls_.end()) {
-      if (d->second & 1) return find_symbol(key) ? 0 : kNone;
+    const std::uint8_t* d = decls_.empty() ? nullptr : decls_.find(key.in(cur));
+    if (d) {
+      if (*d & 1) return find_symbol(key) ? 0 : kNone;
       // nonlocal: continue outwards (the owner is an enclosing function)
     } else if (find_symbol(key.in(cur))) {
       return cur;

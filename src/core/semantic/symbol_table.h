@@ -1,0 +1,109 @@
+// An open-addressing hash table keyed by (scope, name) with the name's hash
+// carried in the key, for the model's symbol, declaration and attribute
+// tables. Those are looked up for every name of a file, often several times
+// per name along the scope chain; std::unordered_map spends most of that in
+// following a node pointer per probe. Here a probe reads one slot of a flat
+// array (the entry's index and 32 bits of its hash), and the entries live in
+// a vector in insertion order.
+//
+// References to values stay valid until the next insertion (the entries
+// vector may grow); the model fills each table once, then only reads it.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gm::sema {
+
+struct SymbolKey {
+  std::uint32_t scope = 0;
+  std::string_view name;
+  std::size_t name_hash = 0;
+  static SymbolKey of(std::uint32_t scope, std::string_view name) {
+    return {scope, name, std::hash<std::string_view>{}(name)};
+  }
+  SymbolKey in(std::uint32_t other) const { return {other, name, name_hash}; }
+  std::size_t hash() const { return name_hash * 31u + scope; }
+  friend bool operator==(const SymbolKey& a, const SymbolKey& b) {
+    return a.name_hash == b.name_hash && a.scope == b.scope && a.name == b.name;
+  }
+};
+
+template <class V>
+class SymbolTable {
+ public:
+  using Entry = std::pair<SymbolKey, V>;
+
+  void reserve(std::size_t n) {
+    entries_.reserve(n);
+    if (n * 2 > slots_.size()) rehash(n * 2);
+  }
+  bool empty() const { return entries_.empty(); }
+  std::size_t size() const { return entries_.size(); }
+
+  const V* find(const SymbolKey& key) const {
+    if (slots_.empty()) return nullptr;
+    const std::size_t h = key.hash();
+    const auto tag = static_cast<std::uint32_t>(h >> 32) | 1u;
+    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.tag == 0) return nullptr;
+      if (s.tag == tag && entries_[s.entry].first == key) return &entries_[s.entry].second;
+    }
+  }
+  V* find(const SymbolKey& key) {
+    return const_cast<V*>(static_cast<const SymbolTable&>(*this).find(key));
+  }
+  bool contains(const SymbolKey& key) const { return find(key) != nullptr; }
+
+  // The value of `key`, value-initialised when it is new.
+  V& operator[](const SymbolKey& key) {
+    if ((entries_.size() + 1) * 2 > slots_.size())
+      rehash(std::max<std::size_t>(16, slots_.size() * 2));
+    const std::size_t h = key.hash();
+    const auto tag = static_cast<std::uint32_t>(h >> 32) | 1u;
+    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (s.tag == 0) {
+        s = {tag, static_cast<std::uint32_t>(entries_.size())};
+        return entries_.emplace_back(key, V{}).second;
+      }
+      if (s.tag == tag && entries_[s.entry].first == key) return entries_[s.entry].second;
+    }
+  }
+
+  // In insertion order.
+  auto begin() { return entries_.begin(); }
+  auto end() { return entries_.end(); }
+  auto begin() const { return entries_.begin(); }
+  auto end() const { return entries_.end(); }
+
+ private:
+  struct Slot {
+    std::uint32_t tag = 0;  // 0: empty; else the hash's high bits, low bit set
+    std::uint32_t entry = 0;
+  };
+
+  void rehash(std::size_t at_least) {
+    std::size_t cap = 16;
+    while (cap < at_least) cap *= 2;
+    slots_.assign(cap, Slot{});
+    mask_ = cap - 1;
+    for (std::size_t e = 0; e < entries_.size(); ++e) {
+      const std::size_t h = entries_[e].first.hash();
+      std::size_t i = h & mask_;
+      while (slots_[i].tag != 0) i = (i + 1) & mask_;
+      slots_[i] = {static_cast<std::uint32_t>(h >> 32) | 1u, static_cast<std::uint32_t>(e)};
+    }
+  }
+
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0;
+  std::vector<Entry> entries_;
+};
+
+}  // namespace gm::sema
