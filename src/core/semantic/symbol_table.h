@@ -27,7 +27,14 @@ struct SymbolKey {
     return {scope, name, std::hash<std::string_view>{}(name)};
   }
   SymbolKey in(std::uint32_t other) const { return {other, name, name_hash}; }
-  std::size_t hash() const { return name_hash * 31u + scope; }
+  // Mixed, not name_hash * 31 + scope: one name bound in thousands of
+  // consecutive scopes (`self`, `x`) would fill a run of adjacent slots, and
+  // linear probing would walk it.
+  std::size_t hash() const {
+    std::uint64_t x = name_hash ^ (scope * 0x9e3779b97f4a7c15ull);
+    x = (x ^ (x >> 32)) * 0xd6e8feb86659fd93ull;
+    return static_cast<std::size_t>(x ^ (x >> 32));
+  }
   friend bool operator==(const SymbolKey& a, const SymbolKey& b) {
     return a.name_hash == b.name_hash && a.scope == b.scope && a.name == b.name;
   }
