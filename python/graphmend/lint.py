@@ -190,10 +190,10 @@ def resolve_version(python_version) -> tuple[int, int]:
 
 def _frozen(cls, fields: dict, **more):
     """An instance of the frozen dataclass ``cls`` from the core's dict of
-    its fields (and ``more``): the generated ``__init__`` sets each field
-    through ``object.__setattr__``, which costs more than the core's whole
-    work on a file with tens of thousands of findings. The dicts' keys are
-    the fields exactly (tests/python/test_api.py checks it)."""
+    its fields (and ``more``), without the generated ``__init__``, which sets
+    each field through ``object.__setattr__`` (about 6% of a check over a
+    file with tens of thousands of findings). The dicts' keys are the fields
+    exactly (tests/python/test_api.py checks it)."""
     obj = object.__new__(cls)
     obj.__dict__.update(fields)
     if more:

@@ -693,7 +693,7 @@ ScopeId Model::lookup_scope(ScopeId from, const SymbolKey& key) const {
       cur = sc.parent;
       continue;
     }
-    const std::uint8_t* d = decls_.empty() ? nullptr : decls_.find(key.in(cur));
+    const std::uint8_t* d = decls_.find(key.in(cur));
     if (d) {
       if (*d & 1) return find_symbol(key) ? 0 : kNone;
       // nonlocal: continue outwards (the owner is an enclosing function)

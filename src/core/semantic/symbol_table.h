@@ -54,16 +54,8 @@ class SymbolTable {
 
   const V* find(const SymbolKey& key) const {
     if (slots_.empty()) return nullptr;
-    const std::size_t h = key.hash();
-    const auto tag = static_cast<std::uint32_t>(h >> 32) | 1u;
-    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
-      const Slot& s = slots_[i];
-      if (s.tag == 0) return nullptr;
-      if (s.tag == tag && entries_[s.entry].first == key) return &entries_[s.entry].second;
-    }
-  }
-  V* find(const SymbolKey& key) {
-    return const_cast<V*>(static_cast<const SymbolTable&>(*this).find(key));
+    const Slot& s = slots_[probe(key)];
+    return s.tag ? &entries_[s.entry].second : nullptr;
   }
   bool contains(const SymbolKey& key) const { return find(key) != nullptr; }
 
@@ -71,16 +63,10 @@ class SymbolTable {
   V& operator[](const SymbolKey& key) {
     if ((entries_.size() + 1) * 2 > slots_.size())
       rehash(std::max<std::size_t>(16, slots_.size() * 2));
-    const std::size_t h = key.hash();
-    const auto tag = static_cast<std::uint32_t>(h >> 32) | 1u;
-    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
-      Slot& s = slots_[i];
-      if (s.tag == 0) {
-        s = {tag, static_cast<std::uint32_t>(entries_.size())};
-        return entries_.emplace_back(key, V{}).second;
-      }
-      if (s.tag == tag && entries_[s.entry].first == key) return entries_[s.entry].second;
-    }
+    Slot& s = slots_[probe(key)];
+    if (s.tag) return entries_[s.entry].second;
+    s = {tag_of(key.hash()), static_cast<std::uint32_t>(entries_.size())};
+    return entries_.emplace_back(key, V{}).second;
   }
 
   // In insertion order.
@@ -95,6 +81,21 @@ class SymbolTable {
     std::uint32_t entry = 0;
   };
 
+  static std::uint32_t tag_of(std::size_t hash) {
+    return static_cast<std::uint32_t>(hash >> 32) | 1u;
+  }
+
+  // The slot holding `key`, or the empty one where it would go (the table
+  // is at most half full, so there is one).
+  std::size_t probe(const SymbolKey& key) const {
+    const std::size_t h = key.hash();
+    const std::uint32_t tag = tag_of(h);
+    std::size_t i = h & mask_;
+    while (slots_[i].tag != 0 && !(slots_[i].tag == tag && entries_[slots_[i].entry].first == key))
+      i = (i + 1) & mask_;
+    return i;
+  }
+
   void rehash(std::size_t at_least) {
     std::size_t cap = 16;
     while (cap < at_least) cap *= 2;
@@ -104,7 +105,7 @@ class SymbolTable {
       const std::size_t h = entries_[e].first.hash();
       std::size_t i = h & mask_;
       while (slots_[i].tag != 0) i = (i + 1) & mask_;
-      slots_[i] = {static_cast<std::uint32_t>(h >> 32) | 1u, static_cast<std::uint32_t>(e)};
+      slots_[i] = {tag_of(h), static_cast<std::uint32_t>(e)};
     }
   }
 
