@@ -1,7 +1,7 @@
 // What a rule is and what it sees.
 //
-// A rule is one class in one file (src/core/lint/rules/gmNNN_<name>.cpp once
-// the real rules land): a stable code, a name, a one-line summary, markdown
+// A rule is one class in one file (src/core/rules/gmNNN_<name>.cpp, listed in
+// rules/rules.def): a stable code, a name, a one-line summary, markdown
 // documentation, and check(). check() reports through the sink; a rule never
 // edits text itself, it attaches an edits::Fix built with the context's
 // helpers (which keep the file's indentation, newlines and quotes).

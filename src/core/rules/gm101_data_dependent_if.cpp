@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "edits/tree_query.h"
-#include "rules/gm1_common.h"
-#include "rules/gm2_common.h"
+#include "rules/predication.h"
 #include "rules/rules.h"
+#include "rules/runtime_rewrite.h"
 
 namespace gm::rules {
 namespace {
@@ -211,19 +211,19 @@ std::size_t chain_links(const lint::RuleContext& ctx, NodeId stmt) {
 }
 
 // The data operands of the test as one expression (`&` between `and`
-// operands, each lowered with gm1::lower_condition), or nullopt with *why.
+// operands, each lowered with predication::lower_condition), or nullopt with *why.
 std::optional<std::string> condition(const lint::RuleContext& ctx, std::span<const NodeId> data,
                                      std::string* why) {
   const ast::Tree& tree = ctx.tree();
   std::string cond;
   for (std::size_t i = 0; i < data.size(); ++i) {
     if (i > 0) {
-      gm1::Purity p;
-      gm1::check_pure_total(ctx, data[i], p);
+      predication::Purity p;
+      predication::check_pure_total(ctx, data[i], p);
       if (!p.ok)
         return *why = "an operand `and` may skip would now always run: " + p.why, std::nullopt;
     }
-    auto lowered = gm1::lower_condition(ctx, data[i], why);
+    auto lowered = predication::lower_condition(ctx, data[i], why);
     if (!lowered) return std::nullopt;
     if (data.size() == 1) return lowered;
     // `a and b` over data operands: `&` needs both bool-valued.
@@ -253,7 +253,7 @@ std::string_view runtime_effect(const lint::RuleContext& ctx, NodeId stmt) {
   const auto q = ctx.model()->qualified_name(tree.child(call, GM_F(Call, func)));
   for (std::string_view k :
        {std::string_view("print"), std::string_view("log"), std::string_view("warn")})
-    if (q && *q == std::string(gm2::kRuntimeModule) + "." + std::string(k)) return k;
+    if (q && *q == std::string(runtime_rewrite::kRuntimeModule) + "." + std::string(k)) return k;
   return {};
 }
 
@@ -282,7 +282,7 @@ bool replace_in_place(const lint::RuleContext& ctx, NodeId stmt, std::vector<std
   }
   auto edit = ctx.replace_statement(stmt, lines, keep_comments);
   if (!edit) return *why = "the `if` does not start its line", false;
-  gm2::attach_fix(ctx, d, std::move(description), {*edit});
+  runtime_rewrite::attach_fix(ctx, d, std::move(description), {*edit});
   return true;
 }
 
@@ -292,23 +292,23 @@ bool replace_in_place(const lint::RuleContext& ctx, NodeId stmt, std::vector<std
 // lines pasted inside the new one.
 thread_local int arm_depth = 0;  // ast::DepthGuard's counter: wheres nested in the source
 
-gm1::Doc arm_doc(const lint::RuleContext& ctx, NodeId e) {
+predication::Doc arm_doc(const lint::RuleContext& ctx, NodeId e) {
   const ast::Tree& tree = ctx.tree();
   const ast::DepthGuard guard(arm_depth);
   if (tree.kind(e) == NodeKind::Call && !guard.exceeded()) {
     const NodeId func = tree.child(e, GM_F(Call, func));
     const auto q = ctx.model()->qualified_name(func);
     const auto& r = tree.at(e);
-    if (q && *q == std::string(gm2::kRuntimeModule) + ".where" &&
+    if (q && *q == std::string(runtime_rewrite::kRuntimeModule) + ".where" &&
         edits::comments_in(ctx.file(), r.begin, r.end).empty()) {
-      std::vector<gm1::Doc> args;
+      std::vector<predication::Doc> args;
       for (NodeId a : tree.children(e, GM_F(Call, args))) args.push_back(arm_doc(ctx, a));
       for (NodeId k : tree.children(e, GM_F(Call, keywords)))
-        args.push_back(gm1::source_doc(ctx, k));
-      return gm1::Doc::call_of(std::string(ctx.text_of(func)) + "(", std::move(args));
+        args.push_back(predication::source_doc(ctx, k));
+      return predication::Doc::call_of(std::string(ctx.text_of(func)) + "(", std::move(args));
     }
   }
-  return gm1::source_doc(ctx, e);
+  return predication::source_doc(ctx, e);
 }
 
 struct Assignment {
@@ -338,7 +338,7 @@ std::optional<std::vector<Assignment>> assignments(const lint::RuleContext& ctx,
       std::string_view text = ctx.text_of(s);
       text = text.substr(0, text.find('\n'));
       *why = "the branch has `" + std::string(text) + "` (line " +
-             std::to_string(gm1::line_of(ctx, tree.at(s).begin)) +
+             std::to_string(predication::line_of(ctx, tree.at(s).begin)) +
              "): only assignments of one local name are predicated";
       return std::nullopt;
     }
@@ -348,7 +348,7 @@ std::optional<std::vector<Assignment>> assignments(const lint::RuleContext& ctx,
   return out;
 }
 
-using gm1::names_read;
+using predication::names_read;
 
 // The merged form: every name that leaves the statement is assigned once,
 // `n = where(c, <its value in the if branch>, <in the else branch>)`, after
@@ -407,7 +407,7 @@ std::optional<Merge> plan_merge(const lint::RuleContext& ctx, NodeId func, NodeI
         if (r_merged) {
           if (!assigned_before) {
             // The old value: r's where must come later (or be this one).
-            if (!gm1::bound_before(ctx, func, stmt, r)) return std::nullopt;
+            if (!predication::bound_before(ctx, func, stmt, r)) return std::nullopt;
             if (is_merged && r != a.name) before[r].insert(a.name);
             continue;
           }
@@ -471,8 +471,8 @@ class DataDependentIf final : public lint::Rule {
   std::string_view documentation() const override { return kDoc; }
 
   void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
-    gm1::for_each_region_if(ctx,
-                            [&](NodeId func, NodeId stmt) { check_if(ctx, sink, func, stmt); });
+    predication::for_each_region_if(
+        ctx, [&](NodeId func, NodeId stmt) { check_if(ctx, sink, func, stmt); });
   }
 
  private:
@@ -484,16 +484,17 @@ class DataDependentIf final : public lint::Rule {
     const auto orelse = tree.children(stmt, GM_F(If, orelse));
     if (!body.empty() && tree.kind(body.back()) == NodeKind::Raise) return;  // GM301's guards
     if (has_break(tree, body) || has_break(tree, orelse)) return;  // GM407
-    if (gm1::return_pair(ctx, stmt)) return;  // GM103
-    if (gm1::tail_pair(ctx, stmt)) return;     // GM104
-    if (gm1::range_compare(ctx, test)) return;  // GM105
+    if (predication::return_pair(ctx, stmt)) return;  // GM103
+    if (predication::tail_pair(ctx, stmt)) return;     // GM104
+    if (predication::range_compare(ctx, test)) return;  // GM105
 
     // A leading run of Python-valued `and` operands stays a real `if`.
     std::vector<NodeId> statics, data;
     if (tree.kind(test) == NodeKind::BoolOp &&
         static_cast<NodeKind>(tree.field(test, GM_F(BoolOp, op)).a) == NodeKind::And) {
       for (NodeId v : tree.children(test, GM_F(BoolOp, values))) {
-        if (data.empty() && gm1::static_value(ctx, v) && !gm1::tensor_evidence(ctx, v))
+        if (data.empty() && predication::static_value(ctx, v) &&
+            !predication::tensor_evidence(ctx, v))
           statics.push_back(v);
         else
           data.push_back(v);
@@ -502,7 +503,7 @@ class DataDependentIf final : public lint::Rule {
       data.push_back(test);
     }
     bool evidence = false;
-    for (NodeId v : data) evidence = evidence || gm1::tensor_evidence(ctx, v);
+    for (NodeId v : data) evidence = evidence || predication::tensor_evidence(ctx, v);
     if (!evidence || data.empty()) return;
 
     const std::uint32_t begin = tree.at(data.front()).begin, end = tree.at(data.back()).end;
@@ -547,12 +548,12 @@ class DataDependentIf final : public lint::Rule {
     // wrote) is passed as `message(...)`, built only when the call is made,
     // so only the values it formats run.
     std::vector<NodeId> values;
-    std::vector<std::pair<NodeId, gm2::FormatCall>> lazy;
+    std::vector<std::pair<NodeId, runtime_rewrite::FormatCall>> lazy;
     for (NodeId s : calls) {
       const NodeId call = tree.child(s, GM_F(Expr, value));
       for (NodeId a : tree.children(call, GM_F(Call, args))) {
         std::vector<NodeId> formatted;
-        if (auto text = gm2::lazy_message(ctx, a, formatted)) {
+        if (auto text = runtime_rewrite::lazy_message(ctx, a, formatted)) {
           lazy.emplace_back(a, std::move(*text));
           values.insert(values.end(), formatted.begin(), formatted.end());
         } else {
@@ -562,49 +563,50 @@ class DataDependentIf final : public lint::Rule {
       for (NodeId k : tree.children(call, GM_F(Call, keywords)))
         values.push_back(tree.child(k, GM_F(keyword, value)));
     }
-    if (!gm1::evaluable_unconditionally(ctx, values, data, stmt, why)) {
+    if (!predication::evaluable_unconditionally(ctx, values, data, stmt, why)) {
       why = "the call's arguments would now always be evaluated: " + why;
       return false;
     }
     std::vector<std::string> lines;
     std::string indent;
     if (!statics.empty()) {
-      lines.push_back("if " + gm1::join_and(ctx, statics) + ":");
+      lines.push_back("if " + predication::join_and(ctx, statics) + ":");
       indent = "    ";
     }
     std::string cond_ref = *cond;
     if (calls.size() > 1) {
-      cond_ref = gm1::fresh_name(ctx, func, "_graphmend_cond");
+      cond_ref = predication::fresh_name(ctx, func, "_graphmend_cond");
       lines.push_back(indent + cond_ref + " = " + *cond);
     }
-    const gm1::Wrap wrap = gm1::wrap_of(ctx, stmt);
+    const predication::Wrap wrap = predication::wrap_of(ctx, stmt);
     for (NodeId s : calls) {
       const NodeId call = tree.child(s, GM_F(Expr, value));
-      const auto paren = gm2::open_paren(ctx, call);
+      const auto paren = runtime_rewrite::open_paren(ctx, call);
       if (!paren) {
         why = "the call's `(` does not follow the callee";
         return false;
       }
-      const std::string head =
-          std::string(gm2::kRuntimeAlias) + "." + std::string(runtime_effect(ctx, s)) + "_if(";
-      std::vector<gm1::Doc> args{gm1::Doc::atom(cond_ref)};
+      const std::string head = std::string(runtime_rewrite::kRuntimeAlias) + "." +
+                               std::string(runtime_effect(ctx, s)) + "_if(";
+      std::vector<predication::Doc> args{predication::Doc::atom(cond_ref)};
       bool rewritten = false;
       for (NodeId a : tree.children(call, GM_F(Call, args))) {
         auto it =
             std::find_if(lazy.begin(), lazy.end(), [&](const auto& l) { return l.first == a; });
         if (it == lazy.end()) {
-          args.push_back(gm1::source_doc(ctx, a));
+          args.push_back(predication::source_doc(ctx, a));
           continue;
         }
-        std::vector<gm1::Doc> parts;
-        for (const std::string& t : it->second.args) parts.push_back(gm1::Doc::atom(t));
-        args.push_back(gm1::Doc::call_of(it->second.head, std::move(parts)));
+        std::vector<predication::Doc> parts;
+        for (const std::string& t : it->second.args) parts.push_back(predication::Doc::atom(t));
+        args.push_back(predication::Doc::call_of(it->second.head, std::move(parts)));
         rewritten = true;
       }
       for (NodeId k : tree.children(call, GM_F(Call, keywords)))
-        args.push_back(gm1::source_doc(ctx, k));
+        args.push_back(predication::source_doc(ctx, k));
       if (edits::comments_in(ctx.file(), *paren, tree.at(call).end).empty()) {
-        auto l = gm1::layout(wrap, indent, "", gm1::Doc::call_of(head, std::move(args)));
+        auto l =
+            predication::layout(wrap, indent, "", predication::Doc::call_of(head, std::move(args)));
         lines.insert(lines.end(), l.begin(), l.end());
         continue;
       }
@@ -647,7 +649,7 @@ class DataDependentIf final : public lint::Rule {
     // This test waits until the `elif` after it is predicated.
     if (orelse.size() == 1 && tree.kind(orelse[0]) == NodeKind::If && is_elif(ctx, orelse[0]))
       return why = "the `elif` on line " +
-                   std::to_string(gm1::line_of(ctx, tree.at(orelse[0]).begin)) +
+                   std::to_string(predication::line_of(ctx, tree.at(orelse[0]).begin)) +
                    " after it is not predicated (an `elif` chain is predicated from its last link "
                    "up)",
              false;
@@ -665,7 +667,7 @@ class DataDependentIf final : public lint::Rule {
     // of becoming `~c` (which needs c proven a bool tensor).
     bool negate = false;
     std::vector<NodeId> data_v(data.begin(), data.end());
-    if (data_v.size() == 1) data_v[0] = gm1::strip_not(tree, data_v[0], &negate);
+    if (data_v.size() == 1) data_v[0] = predication::strip_not(tree, data_v[0], &negate);
     data = data_v;
     auto lowered_cond = condition(ctx, data, &why);
     if (!lowered_cond) return false;
@@ -677,14 +679,14 @@ class DataDependentIf final : public lint::Rule {
     auto else_a = assignments(ctx, orelse, &err);
     if (!else_a) return why = err, false;
 
-    gm1::Purity purity;
+    predication::Purity purity;
     std::set<std::string> cond_tensors;
-    for (NodeId v : data) cond_tensors.merge(gm1::tensor_names_of(ctx, v));
+    for (NodeId v : data) cond_tensors.merge(predication::tensor_names_of(ctx, v));
     for (const auto* br : {&*then_a, &*else_a}) {
       purity.tensor_names = cond_tensors;
       for (const Assignment& a : *br) {
-        gm1::check_pure_total(ctx, a.value, purity);
-        if (gm1::known_tensor(ctx, a.value, purity))
+        predication::check_pure_total(ctx, a.value, purity);
+        if (predication::known_tensor(ctx, a.value, purity))
           purity.tensor_names.insert(a.name);
         else
           purity.tensor_names.erase(a.name);
@@ -700,13 +702,13 @@ class DataDependentIf final : public lint::Rule {
     for (const auto* br : {&*then_a, &*else_a})
       for (const Assignment& a : *br) assigned.insert(a.name);
     for (const std::string& n : assigned)
-      if (gm1::declared_nonlocal(ctx, func, n))
+      if (predication::declared_nonlocal(ctx, func, n))
         return why = "`" + n + "` is declared global or nonlocal", false;
 
     // Hoist the condition when it is needed twice or reads an assigned name.
     bool reads_assigned = false;
     for (NodeId v : data)
-      for (const std::string& n : gm1::names_read(ctx, v))
+      for (const std::string& n : predication::names_read(ctx, v))
         reads_assigned = reads_assigned || assigned.count(n) > 0;
 
     struct Out {
@@ -718,7 +720,7 @@ class DataDependentIf final : public lint::Rule {
     std::vector<Out> out;
     std::set<std::string> definite, merged;
     auto is_definite = [&](const std::string& n) {
-      return definite.count(n) || gm1::bound_before(ctx, func, stmt, n);
+      return definite.count(n) || predication::bound_before(ctx, func, stmt, n);
     };
     auto assigned_in_else = [&](const std::string& n) {
       for (const Assignment& a : *else_a)
@@ -734,10 +736,10 @@ class DataDependentIf final : public lint::Rule {
           limit = tree.at(a.value).end;
           break;
         }
-      return !orelse.empty() && gm1::read_inside(ctx, func, n, eb, limit);
+      return !orelse.empty() && predication::read_inside(ctx, func, n, eb, limit);
     };
     for (const Assignment& a : *then_a) {
-      const bool live = gm1::live_after(ctx, func, stmt, a.name);
+      const bool live = predication::live_after(ctx, func, stmt, a.name);
       const bool read_in_else = else_reads_before_bind(a.name);
       if (!live && !read_in_else) {
         out.push_back({a.name, a.spelling, a.value, 0});
@@ -753,7 +755,7 @@ class DataDependentIf final : public lint::Rule {
       definite.insert(a.name);
     }
     for (const Assignment& a : *else_a) {
-      const bool live = gm1::live_after(ctx, func, stmt, a.name);
+      const bool live = predication::live_after(ctx, func, stmt, a.name);
       if (!live) {
         out.push_back({a.name, a.spelling, a.value, 0});
       } else if (is_definite(a.name)) {
@@ -768,7 +770,7 @@ class DataDependentIf final : public lint::Rule {
     // A name the `if` branch binds first and the `else` branch reads before
     // rebinding: the original raised UnboundLocalError there.
     for (const Assignment& a : *then_a)
-      if (!gm1::bound_before(ctx, func, stmt, a.name) && else_reads_before_bind(a.name))
+      if (!predication::bound_before(ctx, func, stmt, a.name) && else_reads_before_bind(a.name))
         return why = "the `else` branch reads `" + a.name + "`, which only the `if` branch binds",
                false;
 
@@ -777,9 +779,9 @@ class DataDependentIf final : public lint::Rule {
     for (const auto* br : {&*then_a, &*else_a})
       for (const Assignment& a : *br)
         if (merged.count(a.name))
-          for (const std::string& n : gm1::names_read(ctx, a.value)) alias_names.insert(n);
+          for (const std::string& n : predication::names_read(ctx, a.value)) alias_names.insert(n);
     for (const std::string& n : alias_names) {
-      const std::string use = gm1::in_place_use(ctx, func, n);
+      const std::string use = predication::in_place_use(ctx, func, n);
       if (!use.empty())
         return why = "`" + n + "` is updated in place (" + use +
                      "); `where` would return a new tensor and change aliasing",
@@ -803,7 +805,7 @@ class DataDependentIf final : public lint::Rule {
     std::vector<std::string> lines;
     std::string indent;
     if (!statics.empty()) {
-      lines.push_back("if " + gm1::join_and(ctx, statics) + ":");
+      lines.push_back("if " + predication::join_and(ctx, statics) + ":");
       indent = "    ";
     }
     const std::vector<Assignment>* branches[2] = {&*then_a, &*else_a};
@@ -815,11 +817,11 @@ class DataDependentIf final : public lint::Rule {
       std::vector<NodeId> stmts;
       for (const auto* br : branches)
         for (const Assignment& a : *br) stmts.push_back(a.stmt);
-      const gm1::Comments comments = gm1::attach_comments(ctx, sb, end, stmts);
+      const predication::Comments comments = predication::attach_comments(ctx, sb, end, stmts);
       std::vector<std::string> out_lines;
       for (const std::string& c : comments.loose) out_lines.push_back(c);
       out_lines.insert(out_lines.end(), lines.begin(), lines.end());
-      const gm1::Wrap wrap = gm1::wrap_of(ctx, stmt);
+      const predication::Wrap wrap = predication::wrap_of(ctx, stmt);
       auto emit = [&](std::span<const NodeId> from, std::vector<std::string> l) {
         std::string trail;
         for (NodeId s : from) {
@@ -834,28 +836,30 @@ class DataDependentIf final : public lint::Rule {
       };
       std::string cond_ref = cond;
       if (plan->wheres.size() > 1 || plan->hoist) {
-        cond_ref = gm1::fresh_name(ctx, func, "_graphmend_cond");
-        auto l = gm1::layout(wrap, indent, cond_ref + " = ", gm1::Doc::atom(cond));
+        cond_ref = predication::fresh_name(ctx, func, "_graphmend_cond");
+        auto l = predication::layout(wrap, indent, cond_ref + " = ", predication::Doc::atom(cond));
         out_lines.insert(out_lines.end(), l.begin(), l.end());
       }
       for (NodeId s : plan->plain) {
         const NodeId one[1] = {s};
         const auto& n = tree.at(s);
-        emit(one, gm1::layout(wrap, indent, "", gm1::range_doc(ctx, n.begin, n.end)));
+        emit(one,
+             predication::layout(wrap, indent, "", predication::range_doc(ctx, n.begin, n.end)));
       }
       for (const Merge::Where& w : plan->wheres) {
-        gm1::Doc arm[2];
+        predication::Doc arm[2];
         for (int b = 0; b < 2; ++b)
-          arm[b] = w.arm[b] ? arm_doc(ctx, w.arm[b]) : gm1::Doc::atom(w.spelling);
+          arm[b] = w.arm[b] ? arm_doc(ctx, w.arm[b]) : predication::Doc::atom(w.spelling);
         if (negate) std::swap(arm[0], arm[1]);
-        const gm1::Doc where = gm1::where_doc(gm1::Doc::atom(cond_ref), std::move(arm[0]),
-                                              std::move(arm[1]), purity.grad_safe);
-        emit(w.stmt, gm1::layout(wrap, indent, w.spelling + " = ", where));
+        const predication::Doc where =
+            predication::where_doc(predication::Doc::atom(cond_ref), std::move(arm[0]),
+                                   std::move(arm[1]), purity.grad_safe);
+        emit(w.stmt, predication::layout(wrap, indent, w.spelling + " = ", where));
       }
       const auto own = edits::statement_indentation(ctx.text(), sb);
       if (!own) return why = "the `if` does not start its line", false;
       if (is_elif(ctx, stmt)) out_lines = as_else_block(std::move(out_lines));
-      gm2::attach_fix(
+      runtime_rewrite::attach_fix(
           ctx, d, "Predicate the branch with `_graphmend_rt.where`",
           {edits::Edit::replace(sb, end, edits::render_lines(out_lines, *own, ctx.style()))});
       return true;
@@ -866,7 +870,7 @@ class DataDependentIf final : public lint::Rule {
     if (reads_assigned) {
       std::set<std::string> cond_names;
       for (NodeId v : data)
-        for (const std::string& n : gm1::names_read(ctx, v)) cond_names.insert(n);
+        for (const std::string& n : predication::names_read(ctx, v)) cond_names.insert(n);
       for (const Out& o : out) {
         if (o.arm != 0) break;
         rebound_before_where = rebound_before_where || cond_names.count(o.name) > 0;
@@ -874,15 +878,16 @@ class DataDependentIf final : public lint::Rule {
     }
     std::string cond_ref = cond;
     if (wheres > 1 || rebound_before_where) {
-      cond_ref = gm1::fresh_name(ctx, func, "_graphmend_cond");
+      cond_ref = predication::fresh_name(ctx, func, "_graphmend_cond");
       lines.push_back(indent + cond_ref + " = " + cond);
     }
     for (const Out& o : out) {
       const std::string v(ctx.text_of(o.value));
       const int arm = negate && o.arm ? 3 - o.arm : o.arm;
-      std::string rhs = arm == 0   ? v
-                        : arm == 1 ? gm1::where_call(cond_ref, v, o.spelling, purity.grad_safe)
-                                   : gm1::where_call(cond_ref, o.spelling, v, purity.grad_safe);
+      std::string rhs = arm == 0 ? v
+                        : arm == 1
+                            ? predication::where_call(cond_ref, v, o.spelling, purity.grad_safe)
+                            : predication::where_call(cond_ref, o.spelling, v, purity.grad_safe);
       lines.push_back(indent + o.spelling + " = " + rhs);
     }
     return replace_in_place(ctx, stmt, std::move(lines),

@@ -1,10 +1,10 @@
 // GM102: a conditional expression on tensor data -> `_graphmend_rt.where`.
 #include <algorithm>
 
-#include "rules/gm1_common.h"
-#include "rules/gm2_common.h"
-#include "rules/gm4_gm5_common.h"
+#include "rules/matching.h"
+#include "rules/predication.h"
 #include "rules/rules.h"
+#include "rules/runtime_rewrite.h"
 
 namespace gm::rules {
 namespace {
@@ -65,10 +65,10 @@ class DataDependentIfExp final : public lint::Rule {
   void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
     if (!ctx.model()) return;
     const ast::Tree& tree = ctx.tree();
-    gm45::for_each_in_region(ctx, [&](NodeId n) {
+    matching::for_each_in_region(ctx, [&](NodeId n) {
       if (tree.kind(n) != NodeKind::IfExp) return;
       NodeId test = tree.child(n, GM_F(IfExp, test));
-      if (!gm1::tensor_evidence(ctx, test) || gm1::static_value(ctx, test)) return;
+      if (!predication::tensor_evidence(ctx, test) || predication::static_value(ctx, test)) return;
       auto& d = sink.report(tree.at(n).begin, tree.at(n).end,
                             "conditional expression on tensor data breaks the graph");
       d.why =
@@ -82,23 +82,24 @@ class DataDependentIfExp final : public lint::Rule {
  private:
   bool fix(const lint::RuleContext& ctx, NodeId e, lint::Diagnostic& d, std::string& why) const {
     const ast::Tree& tree = ctx.tree();
-    auto sel = gm1::select_arms(
+    auto sel = predication::select_arms(
         ctx, tree.child(e, GM_F(IfExp, test)), tree.child(e, GM_F(IfExp, body)),
         tree.child(e, GM_F(IfExp, orelse)), "both arms would now always run: ", &why);
     if (!sel) return false;
     const NodeId a = sel->if_true, b = sel->if_false;
-    const NodeId func = gm1::enclosing_function(*ctx.model(), e);
+    const NodeId func = predication::enclosing_function(*ctx.model(), e);
     if (func)
       for (NodeId arm : {a, b})
         if (tree.kind(arm) == NodeKind::Name) {
           const std::string name(tree.text(tree.field(arm, GM_F(Name, id))));
-          const std::string use = gm1::in_place_use(ctx, func, name);
+          const std::string use = predication::in_place_use(ctx, func, name);
           if (!use.empty())
             return why = "`" + name + "` is updated in place (" + use +
                          "); `where` would return a new tensor and change aliasing",
                    false;
         }
-    std::string call = gm1::where_call(sel->cond, ctx.text_of(a), ctx.text_of(b), sel->grad_safe);
+    std::string call =
+        predication::where_call(sel->cond, ctx.text_of(a), ctx.text_of(b), sel->grad_safe);
     // Keep the line count (line numbers after the expression must not move):
     // pad inside the call's parentheses.
     const std::string_view old_text = ctx.text_of(e);
@@ -110,8 +111,8 @@ class DataDependentIfExp final : public lint::Rule {
       call.append(static_cast<std::size_t>(old_lines - new_lines), '\n');
       call += ')';
     }
-    gm2::attach_fix(ctx, d, "Predicate the expression with `_graphmend_rt.where`",
-                    {edits::Edit::replace(tree.at(e).begin, tree.at(e).end, call)});
+    runtime_rewrite::attach_fix(ctx, d, "Predicate the expression with `_graphmend_rt.where`",
+                                {edits::Edit::replace(tree.at(e).begin, tree.at(e).end, call)});
     return true;
   }
 };

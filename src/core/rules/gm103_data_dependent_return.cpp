@@ -2,9 +2,9 @@
 // `return` -> one `return _graphmend_rt.where(...)`.
 #include "edits/text.h"
 #include "edits/tree_query.h"
-#include "rules/gm1_common.h"
-#include "rules/gm2_common.h"
+#include "rules/predication.h"
 #include "rules/rules.h"
+#include "rules/runtime_rewrite.h"
 
 namespace gm::rules {
 namespace {
@@ -75,16 +75,16 @@ class DataDependentReturn final : public lint::Rule {
   std::string_view documentation() const override { return kDoc; }
 
   void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
-    gm1::for_each_region_if(ctx, [&](NodeId, NodeId stmt) { check_if(ctx, sink, stmt); });
+    predication::for_each_region_if(ctx, [&](NodeId, NodeId stmt) { check_if(ctx, sink, stmt); });
   }
 
  private:
   void check_if(const lint::RuleContext& ctx, lint::DiagnosticSink& sink, NodeId stmt) const {
     const ast::Tree& tree = ctx.tree();
-    const auto pair = gm1::return_pair(ctx, stmt);
+    const auto pair = predication::return_pair(ctx, stmt);
     if (!pair) return;  // GM101 reports other shapes of `if`
     NodeId test = tree.child(stmt, GM_F(If, test));
-    if (!gm1::tensor_evidence(ctx, test) || gm1::static_value(ctx, test)) return;
+    if (!predication::tensor_evidence(ctx, test) || predication::static_value(ctx, test)) return;
     auto& d = sink.report(tree.at(test).begin, tree.at(test).end,
                           "`return` chosen by tensor data breaks the graph");
     d.why =
@@ -94,8 +94,8 @@ class DataDependentReturn final : public lint::Rule {
     if (!fix(ctx, stmt, test, *pair, d, why)) d.declined_reason = why;
   }
 
-  bool fix(const lint::RuleContext& ctx, NodeId stmt, NodeId test, const gm1::ReturnPair& pair,
-           lint::Diagnostic& d, std::string& why) const {
+  bool fix(const lint::RuleContext& ctx, NodeId stmt, NodeId test,
+           const predication::ReturnPair& pair, lint::Diagnostic& d, std::string& why) const {
     const ast::Tree& tree = ctx.tree();
     const NodeId a = tree.child(pair.if_return, GM_F(Return, value));
     const NodeId b = tree.child(pair.else_return, GM_F(Return, value));
@@ -105,8 +105,8 @@ class DataDependentReturn final : public lint::Rule {
           ctx.model()->fact(v).kind == sema::TensorKind::NotTensor)
         return why = "`return " + std::string(ctx.text_of(v)) + "` returns a Python value", false;
     }
-    auto sel =
-        gm1::select_arms(ctx, test, a, b, "both values would now always be computed: ", &why);
+    auto sel = predication::select_arms(ctx, test, a, b,
+                                        "both values would now always be computed: ", &why);
     if (!sel) return false;
 
     // The rewrite replaces the `if` through the last `return`.
@@ -115,12 +115,13 @@ class DataDependentReturn final : public lint::Rule {
     if (!indent) return why = "the `if` does not start its line", false;
     std::vector<std::string> lines;
     for (std::string_view c : edits::comments_in(ctx.file(), begin, end)) lines.emplace_back(c);
-    auto ret =
-        gm1::layout(gm1::wrap_of(ctx, stmt), "", "return ",
-                    gm1::where_doc(gm1::Doc::atom(sel->cond), gm1::source_doc(ctx, sel->if_true),
-                                   gm1::source_doc(ctx, sel->if_false), sel->grad_safe));
+    auto ret = predication::layout(
+        predication::wrap_of(ctx, stmt), "", "return ",
+        predication::where_doc(predication::Doc::atom(sel->cond),
+                               predication::source_doc(ctx, sel->if_true),
+                               predication::source_doc(ctx, sel->if_false), sel->grad_safe));
     lines.insert(lines.end(), ret.begin(), ret.end());
-    gm2::attach_fix(
+    runtime_rewrite::attach_fix(
         ctx, d, "Return `_graphmend_rt.where(...)`",
         {edits::Edit::replace(begin, end, edits::render_lines(lines, *indent, ctx.style()))});
     return true;

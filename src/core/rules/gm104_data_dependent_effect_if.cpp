@@ -9,9 +9,9 @@
 
 #include "edits/text.h"
 #include "edits/tree_query.h"
-#include "rules/gm1_common.h"
-#include "rules/gm2_common.h"
+#include "rules/predication.h"
 #include "rules/rules.h"
+#include "rules/runtime_rewrite.h"
 
 namespace gm::rules {
 namespace {
@@ -195,7 +195,7 @@ void alias_roots(const ast::Tree& tree, NodeId root, Uses& u) {
 // What the common statement stores into: an assignment's target attribute,
 // or the attribute names a call is given as strings
 // (`register_buffer("inv_freq", ...)`).
-void stored_attrs(const lint::RuleContext& ctx, const gm1::TailPair& tp, Uses& u) {
+void stored_attrs(const lint::RuleContext& ctx, const predication::TailPair& tp, Uses& u) {
   const ast::Tree& tree = ctx.tree();
   if (tree.kind(tp.if_tail) == NodeKind::Assign) {
     NodeId t = tree.children(tp.if_tail, GM_F(Assign, targets))[0];
@@ -222,7 +222,7 @@ bool simple_ref(const ast::Tree& tree, NodeId e) {
 // common statement evaluates before it can run code: the original evaluated
 // the test first. An assignment evaluates its value before its target; a
 // call its callee and the arguments before the hole.
-bool inline_cond_keeps_order(const lint::RuleContext& ctx, const gm1::TailPair& tp) {
+bool inline_cond_keeps_order(const lint::RuleContext& ctx, const predication::TailPair& tp) {
   const ast::Tree& tree = ctx.tree();
   if (tree.kind(tp.if_tail) == NodeKind::Assign) return true;
   const NodeId call = tree.child(tp.if_tail, GM_F(Expr, value));
@@ -250,7 +250,7 @@ std::optional<std::pair<NodeId, std::string>> not_hasattr(const lint::RuleContex
                                                           NodeId test) {
   const ast::Tree& tree = ctx.tree();
   bool negated = false;
-  const NodeId inner = gm1::strip_not(tree, test, &negated);
+  const NodeId inner = predication::strip_not(tree, test, &negated);
   if (!negated || tree.kind(inner) != NodeKind::Call) return std::nullopt;
   const auto q = ctx.model()->qualified_name(tree.child(inner, GM_F(Call, func)));
   if (!q || *q != "builtins.hasattr") return std::nullopt;
@@ -268,7 +268,7 @@ std::optional<Prefix> classify(const lint::RuleContext& ctx, NodeId s, std::stri
   const ast::Tree& tree = ctx.tree();
   auto decline = [&]() -> std::optional<Prefix> {
     *why = "the branch has `" + first_line(ctx, s) + "` (line " +
-           std::to_string(gm1::line_of(ctx, ctx.tree().at(s).begin)) +
+           std::to_string(predication::line_of(ctx, ctx.tree().at(s).begin)) +
            ") before its last statement: only local assignments, memo fills "
            "(`if not hasattr(o, \"a\"): o.a = ...`) and `o.a = o.a.to(...)` can run on both paths";
     return std::nullopt;
@@ -378,8 +378,8 @@ class DataDependentEffectIf final : public lint::Rule {
   std::string_view documentation() const override { return kDoc; }
 
   void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
-    gm1::for_each_region_if(ctx,
-                            [&](NodeId func, NodeId stmt) { check_if(ctx, sink, func, stmt); });
+    predication::for_each_region_if(
+        ctx, [&](NodeId func, NodeId stmt) { check_if(ctx, sink, func, stmt); });
   }
 
  private:
@@ -387,8 +387,8 @@ class DataDependentEffectIf final : public lint::Rule {
                 NodeId stmt) const {
     const ast::Tree& tree = ctx.tree();
     const NodeId test = tree.child(stmt, GM_F(If, test));
-    auto pair = gm1::tail_pair(ctx, stmt);
-    if (!pair || !gm1::tensor_evidence(ctx, test)) return;
+    auto pair = predication::tail_pair(ctx, stmt);
+    if (!pair || !predication::tensor_evidence(ctx, test)) return;
     auto& d =
         sink.report(tree.at(test).begin, tree.at(test).end, "`if` on tensor data breaks the graph");
     d.why =
@@ -399,16 +399,16 @@ class DataDependentEffectIf final : public lint::Rule {
     if (!fixable(ctx, func, stmt, *pair, d, why)) d.declined_reason = why;
   }
 
-  bool fixable(const lint::RuleContext& ctx, NodeId func, NodeId stmt, const gm1::TailPair& tp,
-               lint::Diagnostic& d, std::string& why) const {
+  bool fixable(const lint::RuleContext& ctx, NodeId func, NodeId stmt,
+               const predication::TailPair& tp, lint::Diagnostic& d, std::string& why) const {
     const ast::Tree& tree = ctx.tree();
     if (!func) return why = "not inside a function", false;
     if (ctx.model()->is_elif(stmt)) return why = "an `elif` chain (not predicated yet)", false;
 
     // The condition, `not` stripped (the values swap).
     bool negate = false;
-    const NodeId test = gm1::strip_not(tree, tree.child(stmt, GM_F(If, test)), &negate);
-    auto cond = gm1::lower_condition(ctx, test, &why);
+    const NodeId test = predication::strip_not(tree, tree.child(stmt, GM_F(If, test)), &negate);
+    auto cond = predication::lower_condition(ctx, test, &why);
     if (!cond) return false;
 
     // The statements before the common one.
@@ -426,8 +426,8 @@ class DataDependentEffectIf final : public lint::Rule {
 
     // Purity: local values and the differing values (names the condition
     // proves tensors, and locals bound to tensors, count as tensors).
-    gm1::Purity purity;
-    const std::set<std::string> cond_tensors = gm1::tensor_names_of(ctx, test);
+    predication::Purity purity;
+    const std::set<std::string> cond_tensors = predication::tensor_names_of(ctx, test);
     for (int side = 0; side < 2; ++side) {
       purity.tensor_names = cond_tensors;
       for (const Prefix& p : pre[side]) {
@@ -435,11 +435,11 @@ class DataDependentEffectIf final : public lint::Rule {
         const NodeId value = tree.kind(p.stmt) == NodeKind::Assign
                                  ? tree.child(p.stmt, GM_F(Assign, value))
                                  : tree.child(p.stmt, GM_F(AnnAssign, value));
-        gm1::check_pure_total(ctx, value, purity);
-        if (gm1::known_tensor(ctx, value, purity)) purity.tensor_names.insert(p.name);
+        predication::check_pure_total(ctx, value, purity);
+        if (predication::known_tensor(ctx, value, purity)) purity.tensor_names.insert(p.name);
       }
       for (const auto& h : tp.holes)
-        gm1::check_pure_total(ctx, side == 0 ? h.first : h.second, purity);
+        predication::check_pure_total(ctx, side == 0 ? h.first : h.second, purity);
     }
     // `o.a.to(args)`: the arguments now always run too.
     for (int side = 0; side < 2; ++side)
@@ -447,9 +447,9 @@ class DataDependentEffectIf final : public lint::Rule {
         if (p.kind != Prefix::Normalize) continue;
         const NodeId call = tree.child(p.stmt, GM_F(Assign, value));
         for (NodeId a : tree.children(call, GM_F(Call, args)))
-          gm1::check_pure_total(ctx, a, purity);
+          predication::check_pure_total(ctx, a, purity);
         for (NodeId k : tree.children(call, GM_F(Call, keywords)))
-          gm1::check_pure_total(ctx, tree.child(k, GM_F(keyword, value)), purity);
+          predication::check_pure_total(ctx, tree.child(k, GM_F(keyword, value)), purity);
       }
     if (!purity.ok) return why = "code that would now always run: " + purity.why, false;
     for (const auto& h : tp.holes)
@@ -506,9 +506,9 @@ class DataDependentEffectIf final : public lint::Rule {
       for (const std::string& n : writes[side].names) {
         if (writes[1 - side].names.count(n))
           return why = "`" + n + "` is bound in both branches", false;
-        if (gm1::declared_nonlocal(ctx, func, n))
+        if (predication::declared_nonlocal(ctx, func, n))
           return why = "`" + n + "` is declared global or nonlocal", false;
-        if (gm1::live_after(ctx, func, stmt, n))
+        if (predication::live_after(ctx, func, stmt, n))
           return why = "`" + n + "` is bound only when the branch runs and is used after it", false;
       }
 
@@ -523,14 +523,14 @@ class DataDependentEffectIf final : public lint::Rule {
       }
       stored_attrs(ctx, tp, alias);
       for (const std::string& a : alias.attrs) {
-        const std::string use = gm1::attr_in_place_use(ctx, a);
+        const std::string use = predication::attr_in_place_use(ctx, a);
         if (!use.empty())
           return why = "`." + a + "` is updated in place (" + use +
                        "); `where` would return a new tensor and change aliasing",
                  false;
       }
       for (const std::string& n : alias.names) {
-        const std::string use = gm1::in_place_use(ctx, func, n);
+        const std::string use = predication::in_place_use(ctx, func, n);
         if (!use.empty())
           return why = "`" + n + "` is updated in place (" + use +
                        "); `where` would return a new tensor and change aliasing",
@@ -553,7 +553,7 @@ class DataDependentEffectIf final : public lint::Rule {
     const std::uint32_t sb = tree.at(stmt).begin;
     std::uint32_t se = tree.at(stmt).end;
     if (edits::only_trivia_after(ctx.text(), se)) se = edits::line_end(ctx.text(), se);
-    const gm1::Comments comments = gm1::attach_comments(ctx, sb, se, kept);
+    const predication::Comments comments = predication::attach_comments(ctx, sb, se, kept);
     const std::uint32_t tb = tree.at(tp.if_tail).begin, te = tree.at(tp.if_tail).end;
     for (const std::string& c : comments.loose) {
       const auto off = static_cast<std::uint32_t>(ctx.text().find(c, sb));
@@ -570,7 +570,7 @@ class DataDependentEffectIf final : public lint::Rule {
         for (const std::string& c : *a) t += "  " + c;
       return t;
     };
-    const gm1::Wrap wrap = gm1::wrap_of(ctx, stmt);
+    const predication::Wrap wrap = predication::wrap_of(ctx, stmt);
     // A laid-out line (four spaces a level) at the statement's indentation,
     // in the file's indent unit.
     auto at_indent = [&](const std::string& l) {
@@ -583,8 +583,8 @@ class DataDependentEffectIf final : public lint::Rule {
     };
     std::string cond_ref = *cond;
     if (has_prefix || tp.holes.size() > 1 || !inline_cond_keeps_order(ctx, tp)) {
-      cond_ref = gm1::fresh_name(ctx, func, "_graphmend_cond");
-      for (auto& l : gm1::layout(wrap, "", cond_ref + " = ", gm1::Doc::atom(*cond)))
+      cond_ref = predication::fresh_name(ctx, func, "_graphmend_cond");
+      for (auto& l : predication::layout(wrap, "", cond_ref + " = ", predication::Doc::atom(*cond)))
         lines.push_back(at_indent(l));
     }
     bool unsafe = false;
@@ -614,15 +614,16 @@ class DataDependentEffectIf final : public lint::Rule {
       return tree.at(x.first).begin < tree.at(y.first).begin;
     });
     auto where_of = [&](const std::pair<NodeId, NodeId>& h, std::string_view prefix) {
-      gm1::Doc a = gm1::source_doc(ctx, h.first, true), b = gm1::source_doc(ctx, h.second, true);
+      predication::Doc a = predication::source_doc(ctx, h.first, true),
+                       b = predication::source_doc(ctx, h.second, true);
       if (negate) std::swap(a, b);
-      return gm1::where_doc(gm1::Doc::atom(cond_ref), std::move(a), std::move(b), purity.grad_safe,
-                            prefix);
+      return predication::where_doc(predication::Doc::atom(cond_ref), std::move(a), std::move(b),
+                                    purity.grad_safe, prefix);
     };
     for (const auto& h : holes) {
       tail.append(ctx.text().substr(at, tree.at(h.first).begin - at));
-      const gm1::Doc w = where_of(h, "");
-      tail += gm1::layout(gm1::Wrap{std::size_t(-1), 0}, "", "", w).front();
+      const predication::Doc w = where_of(h, "");
+      tail += predication::layout(predication::Wrap{std::size_t(-1), 0}, "", "", w).front();
       at = tree.at(h.first).end;
     }
     tail.append(ctx.text().substr(at, te - at));
@@ -635,18 +636,18 @@ class DataDependentEffectIf final : public lint::Rule {
         if (h.first == e) return &h;
       return nullptr;
     };
-    auto call_doc = [&](NodeId call) -> std::optional<gm1::Doc> {
+    auto call_doc = [&](NodeId call) -> std::optional<predication::Doc> {
       if (tree.kind(call) != NodeKind::Call) return std::nullopt;
-      const auto paren = gm2::open_paren(ctx, call);
+      const auto paren = runtime_rewrite::open_paren(ctx, call);
       if (!paren || !edits::comments_in(ctx.file(), *paren, tree.at(call).end).empty())
         return std::nullopt;
-      std::vector<gm1::Doc> args;
+      std::vector<predication::Doc> args;
       std::size_t used = 0;
       for (NodeId a : tree.children(call, GM_F(Call, args))) {
         if (const auto* h = hole_of(a))
           args.push_back(where_of(*h, "")), ++used;
         else
-          args.push_back(gm1::source_doc(ctx, a));
+          args.push_back(predication::source_doc(ctx, a));
       }
       for (NodeId k : tree.children(call, GM_F(Call, keywords))) {
         const NodeId v = tree.child(k, GM_F(keyword, value));
@@ -655,15 +656,15 @@ class DataDependentEffectIf final : public lint::Rule {
                                           tree.at(k).begin, tree.at(v).begin - tree.at(k).begin))));
           ++used;
         } else {
-          args.push_back(gm1::source_doc(ctx, k));
+          args.push_back(predication::source_doc(ctx, k));
         }
       }
       if (used != holes.size()) return std::nullopt;
-      return gm1::Doc::call_of(
+      return predication::Doc::call_of(
           std::string(ctx.text().substr(tree.at(call).begin, *paren + 1 - tree.at(call).begin)),
           std::move(args));
     };
-    std::optional<gm1::Doc> tail_doc;
+    std::optional<predication::Doc> tail_doc;
     std::string lead;
     if (tree.kind(tp.if_tail) == NodeKind::Expr) {
       tail_doc = call_doc(tree.child(tp.if_tail, GM_F(Expr, value)));
@@ -679,7 +680,8 @@ class DataDependentEffectIf final : public lint::Rule {
     }
     if (tail_doc) {
       tail_lines.emplace();
-      for (auto& l : gm1::layout(wrap, "", lead, *tail_doc)) tail_lines->push_back(at_indent(l));
+      for (auto& l : predication::layout(wrap, "", lead, *tail_doc))
+        tail_lines->push_back(at_indent(l));
     } else {
       tail_lines = reindent(ctx, tb, tail, *indent);
     }
@@ -702,7 +704,7 @@ class DataDependentEffectIf final : public lint::Rule {
         unsafe ? "Merge the branches into one statement with `_graphmend_rt.where` (speculates " +
                      speculated + ")"
                : "Merge the branches into one statement with `_graphmend_rt.where`";
-    gm2::attach_fix(ctx, d, description, {edits::Edit::replace(sb, se, out)});
+    runtime_rewrite::attach_fix(ctx, d, description, {edits::Edit::replace(sb, se, out)});
     if (unsafe && d.fix) d.fix->applicability = edits::Applicability::Unsafe;
     return true;
   }

@@ -8,10 +8,10 @@
 
 #include "edits/edit.h"
 #include "edits/tree_query.h"
-#include "rules/gm1_common.h"
-#include "rules/gm2_common.h"
-#include "rules/gm4_gm5_common.h"
+#include "rules/matching.h"
+#include "rules/predication.h"
 #include "rules/rules.h"
+#include "rules/runtime_rewrite.h"
 #include "semantic/value_range.h"
 
 namespace gm::rules {
@@ -285,7 +285,7 @@ bool already_guarded(const lint::RuleContext& ctx, NodeId cmp, NodeId q) {
   }
   if (!prev || tree.kind(prev) != NodeKind::Call) return false;
   const auto name = ctx.model()->qualified_name(tree.child(prev, GM_F(Call, func)));
-  const std::string module(gm2::kRuntimeModule);
+  const std::string module(runtime_rewrite::kRuntimeModule);
   const bool above = name && *name == module + ".above",
              at_most = name && *name == module + ".at_most";
   if (!(above && boolop(tree, parent) == NodeKind::And) &&
@@ -306,7 +306,7 @@ class RangeConstantCompare final : public lint::Rule {
   std::string_view documentation() const override { return kDoc; }
 
   void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
-    gm45::for_each_in_region(ctx, [&](NodeId n) {
+    matching::for_each_in_region(ctx, [&](NodeId n) {
       if (ctx.tree().kind(n) == NodeKind::Compare) check_compare(ctx, sink, n);
     });
   }
@@ -333,7 +333,7 @@ class RangeConstantCompare final : public lint::Rule {
     }
     if (already_guarded(ctx, cmp, q)) return;
     const Context use = context_of(m, cmp);
-    const NodeId func = gm1::enclosing_function(m, cmp);
+    const NodeId func = predication::enclosing_function(m, cmp);
     std::string why;
     const sema::Binding* flag = nullptr;
     std::string flag_name;
@@ -346,11 +346,11 @@ class RangeConstantCompare final : public lint::Rule {
       if (flag && func) flag_reads(ctx, func, flag_name, flag, reads);
       if (reads.tests == 0) return;  // never decides a branch
       if (!flag || !func || m.scope(flag->scope).kind != sema::ScopeKind::Function ||
-          gm1::declared_nonlocal(ctx, func, flag_name))
+          predication::declared_nonlocal(ctx, func, flag_name))
         why = "the flag `" + flag_name + "` is not a local of the function";
       else if (reads.other)
         why = "the flag `" + flag_name + "` is also read as a value" +
-              gm1::line_suffix(ctx, reads.other) +
+              predication::line_suffix(ctx, reads.other) +
               ": the guard makes it a Python bool where it was a tensor, so it may only be "
               "used as a truth value";
     }
@@ -405,9 +405,9 @@ class RangeConstantCompare final : public lint::Rule {
     }
     const NodeId stmt = edits::enclosing_statement(tree, tree.at(cmp).begin);
     const std::string p_name(tree.text(tree.field(p, GM_F(Name, id))));
-    if (!func || !stmt || !gm1::bound_before(ctx, func, stmt, p_name)) {
+    if (!func || !stmt || !predication::bound_before(ctx, func, stmt, p_name)) {
       d.declined_reason = "`" + p_name + "` may be unbound at the comparison" +
-                          gm1::line_suffix(ctx, cmp) +
+                          predication::line_suffix(ctx, cmp) +
                           " (the original raises there; the folded guard would not)";
       return;
     }
@@ -420,16 +420,17 @@ class RangeConstantCompare final : public lint::Rule {
     if (paren && char_before(ctx.text(), b) == '(' && char_from(ctx.text(), e) == ')')
       paren = false;
     std::string text = paren ? "(" : "";
-    text += std::string(gm2::kRuntimeAlias) + "." + guard + "(" + std::string(ctx.text_of(q)) +
-            ", " + range->lo.text + ")" + join;
+    text += std::string(runtime_rewrite::kRuntimeAlias) + "." + guard + "(" +
+            std::string(ctx.text_of(q)) + ", " + range->lo.text + ")" + join;
     std::vector<edits::Edit> edits{edits::Edit::insert(b, text)};
     if (paren) edits.push_back(edits::Edit::insert(e, ")"));
-    gm2::attach_fix(ctx, d,
-                    "Guard the comparison with `_graphmend_rt." + guard + "(" +
-                        std::string(ctx.text_of(q)) + ", " + range->lo.text +
-                        ")`: constant for those thresholds, so Dynamo folds the branch (the draw "
-                        "stays)",
-                    std::move(edits));
+    runtime_rewrite::attach_fix(
+        ctx, d,
+        "Guard the comparison with `_graphmend_rt." + guard + "(" + std::string(ctx.text_of(q)) +
+            ", " + range->lo.text +
+            ")`: constant for those thresholds, so Dynamo folds the branch (the draw "
+            "stays)",
+        std::move(edits));
   }
 };
 

@@ -1,6 +1,6 @@
 // GM201: `print(...)` inside a compiled region -> `_graphmend_rt.print(...)`.
-#include "rules/gm2_common.h"
 #include "rules/rules.h"
+#include "rules/runtime_rewrite.h"
 
 namespace gm::rules {
 namespace {
@@ -89,7 +89,7 @@ class PrintInRegion final : public lint::Rule {
   void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
     const auto& tree = ctx.tree();
     const sema::Model* model = ctx.model();
-    gm2::for_each_region_call(ctx, [&](NodeId call) {
+    runtime_rewrite::for_each_region_call(ctx, [&](NodeId call) {
       const NodeId func = tree.child(call, GM_F(Call, func));
       if (tree.kind(func) != NodeKind::Name) return;
       const auto q = model->qualified_name(func);
@@ -99,11 +99,11 @@ class PrintInRegion final : public lint::Rule {
       d.why =
           "print is a Python side effect Dynamo cannot put in a graph: it breaks the graph "
           "and runs the call eagerly";
-      if (gm2::has_double_star(tree, call)) {
+      if (runtime_rewrite::has_double_star(tree, call)) {
         d.declined_reason = "`**kwargs` may pass a `file=` Dynamo cannot reconstruct";
         return;
       }
-      if (NodeId kw = gm2::keyword(tree, call, "file")) {
+      if (NodeId kw = runtime_rewrite::keyword(tree, call, "file")) {
         const NodeId v = tree.child(kw, GM_F(keyword, value));
         const auto fq = model->qualified_name(v);
         const bool none = tree.kind(v) == NodeKind::Constant && ctx.text_of(v) == "None";
@@ -112,11 +112,13 @@ class PrintInRegion final : public lint::Rule {
           return;
         }
       }
-      std::vector<edits::Edit> edits{edits::Edit::replace(
-          tree.at(func).begin, tree.at(func).end, std::string(gm2::kRuntimeAlias) + ".print")};
+      std::vector<edits::Edit> edits{
+          edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
+                               std::string(runtime_rewrite::kRuntimeAlias) + ".print")};
       for (NodeId a : tree.children(call, GM_F(Call, args)))
-        if (auto e = gm2::defer_reads(ctx, a)) edits.push_back(std::move(*e));
-      gm2::attach_fix(ctx, d, "Defer `print` with `_graphmend_rt.print`", std::move(edits));
+        if (auto e = runtime_rewrite::defer_reads(ctx, a)) edits.push_back(std::move(*e));
+      runtime_rewrite::attach_fix(ctx, d, "Defer `print` with `_graphmend_rt.print`",
+                                  std::move(edits));
     });
   }
 };

@@ -2,8 +2,8 @@
 // `_graphmend_rt.log(logger, "method", ...)`.
 #include <array>
 
-#include "rules/gm2_common.h"
 #include "rules/rules.h"
+#include "rules/runtime_rewrite.h"
 
 namespace gm::rules {
 namespace {
@@ -111,7 +111,7 @@ class LoggerInRegion final : public lint::Rule {
   void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
     const auto& tree = ctx.tree();
     const sema::Model* model = ctx.model();
-    gm2::for_each_region_call(ctx, [&](NodeId call) {
+    runtime_rewrite::for_each_region_call(ctx, [&](NodeId call) {
       const NodeId func = tree.child(call, GM_F(Call, func));
       if (tree.kind(func) != NodeKind::Attribute) return;
       const NodeId recv = tree.child(func, GM_F(Attribute, value));
@@ -136,8 +136,8 @@ class LoggerInRegion final : public lint::Rule {
         return;
       }
       for (std::string_view kw : {std::string_view("exc_info"), std::string_view("stack_info")}) {
-        if (NodeId k = gm2::keyword(tree, call, kw)) {
-          if (!gm2::is_falsy_literal(ctx, tree.child(k, GM_F(keyword, value)))) {
+        if (NodeId k = runtime_rewrite::keyword(tree, call, kw)) {
+          if (!runtime_rewrite::is_falsy_literal(ctx, tree.child(k, GM_F(keyword, value)))) {
             d.declined_reason =
                 "`" + std::string(kw) + "=` would describe the drain's context, not the call's";
             return;
@@ -150,11 +150,11 @@ class LoggerInRegion final : public lint::Rule {
             "`getLogger` itself): bind it to a module global first";
         return;
       }
-      if (gm2::has_double_star(tree, call)) {
+      if (runtime_rewrite::has_double_star(tree, call)) {
         d.declined_reason = "`**kwargs` may pass `exc_info=`";
         return;
       }
-      const auto paren = gm2::open_paren(ctx, call);
+      const auto paren = runtime_rewrite::open_paren(ctx, call);
       if (!paren) {
         d.declined_reason = "the call's `(` does not follow the callee (parenthesised callee)";
         return;
@@ -167,14 +167,16 @@ class LoggerInRegion final : public lint::Rule {
         const char next = ctx.text()[*paren + 1];
         if (next != ' ' && next != '\t' && next != '\r' && next != '\n') head += " ";
       }
-      std::vector<edits::Edit> edits{edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
-                                                          std::string(gm2::kRuntimeAlias) + ".log"),
-                                     edits::Edit::insert(*paren + 1, std::move(head))};
+      std::vector<edits::Edit> edits{
+          edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
+                               std::string(runtime_rewrite::kRuntimeAlias) + ".log"),
+          edits::Edit::insert(*paren + 1, std::move(head))};
       const auto args = tree.children(call, GM_F(Call, args));
       // The message and its %-arguments (after `log`'s level).
       for (std::size_t i = method == "log" ? 1 : 0; i < args.size(); ++i)
-        if (auto e = gm2::defer_reads(ctx, args[i])) edits.push_back(std::move(*e));
-      gm2::attach_fix(ctx, d, "Defer the logging call with `_graphmend_rt.log`", std::move(edits));
+        if (auto e = runtime_rewrite::defer_reads(ctx, args[i])) edits.push_back(std::move(*e));
+      runtime_rewrite::attach_fix(ctx, d, "Defer the logging call with `_graphmend_rt.log`",
+                                  std::move(edits));
     });
   }
 };

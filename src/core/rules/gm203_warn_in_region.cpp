@@ -1,6 +1,6 @@
 // GM203: `warnings.warn(...)` inside a compiled region -> `_graphmend_rt.warn(...)`.
-#include "rules/gm2_common.h"
 #include "rules/rules.h"
+#include "rules/runtime_rewrite.h"
 
 namespace gm::rules {
 namespace {
@@ -72,7 +72,7 @@ class WarnInRegion final : public lint::Rule {
   void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
     const auto& tree = ctx.tree();
     const sema::Model* model = ctx.model();
-    gm2::for_each_region_call(ctx, [&](NodeId call) {
+    runtime_rewrite::for_each_region_call(ctx, [&](NodeId call) {
       const NodeId func = tree.child(call, GM_F(Call, func));
       const auto kind = tree.kind(func);
       if (kind != NodeKind::Name && kind != NodeKind::Attribute) return;
@@ -83,7 +83,7 @@ class WarnInRegion final : public lint::Rule {
       d.why =
           "warnings.warn is a Python side effect Dynamo cannot put in a graph: it breaks the "
           "graph and runs the call eagerly";
-      if (gm2::has_double_star(tree, call)) {
+      if (runtime_rewrite::has_double_star(tree, call)) {
         d.declined_reason = "`**kwargs` may pass a keyword `_graphmend_rt.warn` does not take";
         return;
       }
@@ -94,16 +94,18 @@ class WarnInRegion final : public lint::Rule {
           return;
         }
       }
-      std::vector<edits::Edit> edits{edits::Edit::replace(
-          tree.at(func).begin, tree.at(func).end, std::string(gm2::kRuntimeAlias) + ".warn")};
+      std::vector<edits::Edit> edits{
+          edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
+                               std::string(runtime_rewrite::kRuntimeAlias) + ".warn")};
       NodeId message;
       if (const auto args = tree.children(call, GM_F(Call, args)); !args.empty())
         message = args[0];
-      else if (NodeId k = gm2::keyword(tree, call, "message"))
+      else if (NodeId k = runtime_rewrite::keyword(tree, call, "message"))
         message = tree.child(k, GM_F(keyword, value));
       if (message)
-        if (auto e = gm2::defer_reads(ctx, message)) edits.push_back(std::move(*e));
-      gm2::attach_fix(ctx, d, "Defer the warning with `_graphmend_rt.warn`", std::move(edits));
+        if (auto e = runtime_rewrite::defer_reads(ctx, message)) edits.push_back(std::move(*e));
+      runtime_rewrite::attach_fix(ctx, d, "Defer the warning with `_graphmend_rt.warn`",
+                                  std::move(edits));
     });
   }
 };

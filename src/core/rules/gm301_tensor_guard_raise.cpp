@@ -4,10 +4,10 @@
 
 #include "edits/text.h"
 #include "edits/tree_query.h"
-#include "rules/gm1_common.h"
-#include "rules/gm2_common.h"
-#include "rules/gm3_common.h"
+#include "rules/predication.h"
 #include "rules/rules.h"
+#include "rules/runtime_rewrite.h"
+#include "rules/traps.h"
 
 namespace gm::rules {
 namespace {
@@ -254,7 +254,7 @@ class TensorGuardRaise final : public lint::Rule {
       if (tree.kind(n) != NodeKind::If) continue;
       const auto body = tree.children(n, GM_F(If, body));
       if (body.empty() || tree.kind(body.back()) != NodeKind::Raise) continue;
-      if (!gm3::tensor_evidence(*model, tree.child(n, GM_F(If, test)))) continue;
+      if (!traps::tensor_evidence(*model, tree.child(n, GM_F(If, test)))) continue;
       guards.push_back(n);
     }
     for (NodeId g : guards) report(ctx, sink, g);
@@ -267,19 +267,19 @@ class TensorGuardRaise final : public lint::Rule {
     const NodeId test = tree.child(guard, GM_F(If, test));
     // `if <Python test> and <tensor test>:` keeps the Python test as a real
     // `if` around the trap, so the tensor test runs exactly when it ran.
-    const gm3::PythonPrefix prefix = gm3::python_prefix(ctx, test);
+    const traps::PythonPrefix prefix = traps::python_prefix(ctx, test);
     const std::vector<NodeId>& statics = prefix.statics;
     const NodeId data_test = prefix.data;
-    const gm3::Condition cond = gm3::analyze_condition(ctx, data_test);
+    const traps::Condition cond = traps::analyze_condition(ctx, data_test);
     auto& d = sink.report(tree.at(test).begin, tree.at(test).end,
                           "validation guard on tensor data breaks the graph");
-    d.why =
-        cond.equal == gm3::Condition::Equal::Item ? std::string(gm3::kItemWhy)
-        : cond.equal != gm3::Condition::Equal::None && cond.equal != gm3::Condition::Equal::Lowered
-            ? "torch.equal returns a Python bool computed from tensor data: Dynamo breaks "
-              "the graph there (Data dependent operator, GB0033) and runs the check eagerly"
-            : "Dynamo cannot branch on tensor data: the `if` breaks the graph "
-              "(Data-dependent branching, GB0170) and the check runs eagerly";
+    d.why = cond.equal == traps::Condition::Equal::Item ? std::string(traps::kItemWhy)
+            : cond.equal != traps::Condition::Equal::None &&
+                    cond.equal != traps::Condition::Equal::Lowered
+                ? "torch.equal returns a Python bool computed from tensor data: Dynamo breaks "
+                  "the graph there (Data dependent operator, GB0033) and runs the check eagerly"
+                : "Dynamo cannot branch on tensor data: the `if` breaks the graph "
+                  "(Data-dependent branching, GB0170) and the check runs eagerly";
 
     if (is_elif(ctx, guard)) {
       d.declined_reason = "the guard is an `elif` branch of an earlier test (not yet lowered)";
@@ -330,16 +330,16 @@ class TensorGuardRaise final : public lint::Rule {
     }
     // A formatted argument is passed as `_graphmend_rt.message(...)`: built
     // only when the trap raises.
-    std::vector<std::optional<gm3::Piece>> lazy(args.size());
+    std::vector<std::optional<traps::Piece>> lazy(args.size());
     for (std::size_t i = 0; i < args.size(); ++i) {
       const NodeId a = args[i];
       if (tree.kind(a) == NodeKind::Starred) {
         d.declined_reason = "the exception is constructed with starred arguments";
         return;
       }
-      if (auto why = gm3::non_constant_reason(ctx, a); !why.empty()) {
+      if (auto why = traps::non_constant_reason(ctx, a); !why.empty()) {
         std::string lazy_why;
-        lazy[i] = gm3::lazy_argument(ctx, a, data_test, guard, lazy_why);
+        lazy[i] = traps::lazy_argument(ctx, a, data_test, guard, lazy_why);
         if (!lazy[i]) {
           d.declined_reason =
               "the exception's arguments are not constants (" + why + "): " + lazy_why;
@@ -351,43 +351,45 @@ class TensorGuardRaise final : public lint::Rule {
       d.declined_reason = cond.declined;
       return;
     }
-    if (auto why = gm3::scan_after(ctx, guard, "guard"); !why.empty()) {
+    if (auto why = traps::scan_after(ctx, guard, "guard"); !why.empty()) {
       d.declined_reason = std::move(why);
       return;
     }
 
     std::string declined;
-    std::vector<gm3::Piece> pieces{gm3::Piece::literal(
-        std::string(gm2::kRuntimeAlias) + (cond.negated ? ".trap_unless(" : ".trap_if("))};
-    for (auto& p : gm3::condition_pieces(ctx, cond, declined)) pieces.push_back(std::move(p));
+    std::vector<traps::Piece> pieces{
+        traps::Piece::literal(std::string(runtime_rewrite::kRuntimeAlias) +
+                              (cond.negated ? ".trap_unless(" : ".trap_if("))};
+    for (auto& p : traps::condition_pieces(ctx, cond, declined)) pieces.push_back(std::move(p));
     if (!declined.empty()) {
       d.declined_reason = std::move(declined);
       return;
     }
-    pieces.push_back(gm3::Piece::separator());
-    pieces.push_back(gm3::Piece::source(tree.at(cls).begin, tree.at(cls).end));
+    pieces.push_back(traps::Piece::separator());
+    pieces.push_back(traps::Piece::source(tree.at(cls).begin, tree.at(cls).end));
     for (std::size_t i = 0; i < args.size(); ++i) {
-      pieces.push_back(gm3::Piece::separator());
-      pieces.push_back(lazy[i] ? *lazy[i]
-                               : gm3::Piece::source(tree.at(args[i]).begin, tree.at(args[i]).end));
+      pieces.push_back(traps::Piece::separator());
+      pieces.push_back(
+          lazy[i] ? *lazy[i] : traps::Piece::source(tree.at(args[i]).begin, tree.at(args[i]).end));
     }
     std::string block;
     if (!statics.empty()) {
-      block = "if " + gm1::join_and(ctx, statics) + ":";
+      block = "if " + predication::join_and(ctx, statics) + ":";
       if (block.find('\n') != std::string::npos) {
         d.declined_reason = "the Python test before the tensor test spans lines";
         return;
       }
     }
-    const auto text = gm3::render(ctx, guard, pieces, ")", block);
+    const auto text = traps::render(ctx, guard, pieces, ")", block);
     if (!text) {
       d.declined_reason = "cannot lay the trap call out on the guard's lines";
       return;
     }
-    gm2::attach_fix(ctx, d,
-                    std::string("Check after the graph with `_graphmend_rt.") +
-                        (cond.negated ? "trap_unless`" : "trap_if`"),
-                    {edits::Edit::replace(tree.at(guard).begin, tree.at(guard).end, *text)});
+    runtime_rewrite::attach_fix(
+        ctx, d,
+        std::string("Check after the graph with `_graphmend_rt.") +
+            (cond.negated ? "trap_unless`" : "trap_if`"),
+        {edits::Edit::replace(tree.at(guard).begin, tree.at(guard).end, *text)});
   }
 };
 

@@ -2,10 +2,10 @@
 // `if __debug__: _graphmend_rt.trap_unless(COND, AssertionError[, "msg"])`.
 #include "edits/text.h"
 #include "edits/tree_query.h"
-#include "rules/gm1_common.h"
-#include "rules/gm2_common.h"
-#include "rules/gm3_common.h"
+#include "rules/predication.h"
 #include "rules/rules.h"
+#include "rules/runtime_rewrite.h"
+#include "rules/traps.h"
 
 namespace gm::rules {
 namespace {
@@ -148,7 +148,7 @@ class TensorAssert final : public lint::Rule {
     std::vector<NodeId> asserts;
     for (NodeId n : model->region_nodes()) {
       if (tree.kind(n) != NodeKind::Assert) continue;
-      if (!gm3::tensor_evidence(*model, tree.child(n, GM_F(Assert, test)))) continue;
+      if (!traps::tensor_evidence(*model, tree.child(n, GM_F(Assert, test)))) continue;
       asserts.push_back(n);
     }
     for (NodeId a : asserts) report(ctx, sink, a);
@@ -159,12 +159,12 @@ class TensorAssert final : public lint::Rule {
     const auto& tree = ctx.tree();
     const NodeId whole = tree.child(stmt, GM_F(Assert, test));
     const NodeId msg = tree.child(stmt, GM_F(Assert, msg));
-    const std::string msg_why = msg ? gm3::non_constant_reason(ctx, msg) : std::string();
+    const std::string msg_why = msg ? traps::non_constant_reason(ctx, msg) : std::string();
     // `assert <Python test> and <tensor test>, m` splits into `assert <Python
     // test>, m` and the trap: the tensor test runs exactly when it ran.
-    const gm3::PythonPrefix prefix = gm3::python_prefix(ctx, whole);
+    const traps::PythonPrefix prefix = traps::python_prefix(ctx, whole);
     const NodeId test = prefix.data;
-    const gm3::Condition cond = gm3::analyze_condition(ctx, test);
+    const traps::Condition cond = traps::analyze_condition(ctx, test);
     auto& d = sink.report(tree.at(stmt).begin, tree.at(stmt).end,
                           "`assert` on tensor data in a compiled region");
     const char* kBranch = "Dynamo must take the truth value of tensor data: ";
@@ -174,12 +174,12 @@ class TensorAssert final : public lint::Rule {
           "torch._assert_async: it breaks the graph (Data-dependent branching, GB0170)";
     else if (!cond.declined.empty())
       d.why = std::string(kBranch) + "it breaks the graph (Data-dependent branching, GB0170)";
-    else if (cond.equal == gm3::Condition::Equal::Lowered)
+    else if (cond.equal == traps::Condition::Equal::Lowered)
       d.why = std::string(kBranch) +
               "`and`/`or`/`not` on a tensor break the graph (Data-dependent branching, GB0170)";
-    else if (cond.equal == gm3::Condition::Equal::Item)
-      d.why = gm3::kItemWhy;
-    else if (cond.equal != gm3::Condition::Equal::None)
+    else if (cond.equal == traps::Condition::Equal::Item)
+      d.why = traps::kItemWhy;
+    else if (cond.equal != traps::Condition::Equal::None)
       d.why =
           "torch.equal returns a Python bool computed from tensor data: Dynamo breaks the "
           "graph there (Data dependent operator, GB0033)";
@@ -191,10 +191,10 @@ class TensorAssert final : public lint::Rule {
           "Dynamo rewrites the assert into torch._assert_async (no graph break): under "
           "torch.compile a failing check raises RuntimeError instead of AssertionError";
 
-    std::optional<gm3::Piece> lazy_msg;  // `_graphmend_rt.message(...)`
+    std::optional<traps::Piece> lazy_msg;  // `_graphmend_rt.message(...)`
     if (!msg_why.empty()) {
       std::string lazy_why;
-      lazy_msg = gm3::lazy_argument(ctx, msg, test, stmt, lazy_why);
+      lazy_msg = traps::lazy_argument(ctx, msg, test, stmt, lazy_why);
       if (!lazy_msg) {
         d.declined_reason = "the message is not a constant (" + msg_why + "): " + lazy_why;
         return;
@@ -210,13 +210,13 @@ class TensorAssert final : public lint::Rule {
       d.declined_reason = "the `assert` shares its line with other statements";
       return;
     }
-    if (auto why = gm3::scan_after(ctx, stmt, "assert"); !why.empty()) {
+    if (auto why = traps::scan_after(ctx, stmt, "assert"); !why.empty()) {
       d.declined_reason = std::move(why);
       return;
     }
     std::string before;
     if (!prefix.statics.empty()) {
-      before = "assert " + gm1::join_and(ctx, prefix.statics);
+      before = "assert " + predication::join_and(ctx, prefix.statics);
       if (msg) before += ", " + std::string(ctx.text_of(msg));
       if (before.find('\n') != std::string::npos) {
         d.declined_reason = "the Python test before the tensor test, or the message, spans lines";
@@ -224,31 +224,34 @@ class TensorAssert final : public lint::Rule {
       }
     }
     std::string declined;
-    std::vector<gm3::Piece> pieces{gm3::Piece::literal(
-        std::string(before.empty() ? "if __debug__: " : "") + std::string(gm2::kRuntimeAlias) +
-        (cond.negated ? ".trap_if(" : ".trap_unless("))};
-    for (auto& p : gm3::condition_pieces(ctx, cond, declined)) pieces.push_back(std::move(p));
+    std::vector<traps::Piece> pieces{
+        traps::Piece::literal(std::string(before.empty() ? "if __debug__: " : "") +
+                              std::string(runtime_rewrite::kRuntimeAlias) +
+                              (cond.negated ? ".trap_if(" : ".trap_unless("))};
+    for (auto& p : traps::condition_pieces(ctx, cond, declined)) pieces.push_back(std::move(p));
     if (!declined.empty()) {
       d.declined_reason = std::move(declined);
       return;
     }
-    pieces.push_back(gm3::Piece::separator());
-    pieces.push_back(gm3::Piece::literal("AssertionError"));
+    pieces.push_back(traps::Piece::separator());
+    pieces.push_back(traps::Piece::literal("AssertionError"));
     if (msg) {
-      pieces.push_back(gm3::Piece::separator());
+      pieces.push_back(traps::Piece::separator());
       pieces.push_back(lazy_msg ? *lazy_msg
-                                : gm3::Piece::source(tree.at(msg).begin, tree.at(msg).end));
+                                : traps::Piece::source(tree.at(msg).begin, tree.at(msg).end));
     }
-    const auto text = before.empty() ? gm3::render(ctx, stmt, pieces, ")")
-                                     : gm3::render(ctx, stmt, pieces, ")", "if __debug__:", before);
+    const auto text = before.empty()
+                          ? traps::render(ctx, stmt, pieces, ")")
+                          : traps::render(ctx, stmt, pieces, ")", "if __debug__:", before);
     if (!text) {
       d.declined_reason = "cannot lay the trap call out on the assert's lines";
       return;
     }
-    gm2::attach_fix(ctx, d,
-                    std::string("Check after the graph with `_graphmend_rt.") +
-                        (cond.negated ? "trap_if`" : "trap_unless`") + ", raising AssertionError",
-                    {edits::Edit::replace(node.begin, node.end, *text)});
+    runtime_rewrite::attach_fix(ctx, d,
+                                std::string("Check after the graph with `_graphmend_rt.") +
+                                    (cond.negated ? "trap_if`" : "trap_unless`") +
+                                    ", raising AssertionError",
+                                {edits::Edit::replace(node.begin, node.end, *text)});
   }
 };
 

@@ -2,10 +2,10 @@
 // `torch._check_tensor_all_with(error_type, cond[, message])` inside a compiled
 // region -> the same call of `_graphmend_rt.check_tensor_all[_with]`, which
 // checks after the graph.
-#include "rules/gm2_common.h"
-#include "rules/gm3_common.h"
-#include "rules/gm4_gm5_common.h"
+#include "rules/matching.h"
 #include "rules/rules.h"
+#include "rules/runtime_rewrite.h"
+#include "rules/traps.h"
 
 namespace gm::rules {
 namespace {
@@ -88,8 +88,8 @@ class TensorCheckCall final : public lint::Rule {
   void check(const lint::RuleContext& ctx, lint::DiagnosticSink& sink) const override {
     const sema::Model* model = ctx.model();
     if (model == nullptr) return;
-    gm2::for_each_region_call(ctx, [&](NodeId call) {
-      const auto q = gm45::callee_name(*model, call);
+    runtime_rewrite::for_each_region_call(ctx, [&](NodeId call) {
+      const auto q = matching::callee_name(*model, call);
       if (!q) return;
       std::string_view helper;
       if (*q == "torch._check_tensor_all")
@@ -120,25 +120,25 @@ class TensorCheckCall final : public lint::Rule {
       d.declined_reason = "the call is not a statement of its own (its result is used)";
       return;
     }
-    if (gm3::has_starred(tree, tree.children(call, GM_F(Call, args)))) {
+    if (traps::has_starred(tree, tree.children(call, GM_F(Call, args)))) {
       d.declined_reason = "the call has `*args`";
       return;
     }
-    if (gm45::has_double_star(tree, call)) {
+    if (matching::has_double_star(tree, call)) {
       d.declined_reason = "the call has `**kwargs`";
       return;
     }
-    if (auto why = gm3::scan_after(ctx, stmt, "check"); !why.empty()) {
+    if (auto why = traps::scan_after(ctx, stmt, "check"); !why.empty()) {
       d.declined_reason = std::move(why);
       return;
     }
     const NodeId func = tree.child(call, GM_F(Call, func));
-    gm2::attach_fix(
-        ctx, d,
-        "Check after the graph with `_graphmend_rt." + std::string(helper) +
-            "`, raising what torch raises",
-        {edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
-                              std::string(gm2::kRuntimeAlias) + "." + std::string(helper))});
+    runtime_rewrite::attach_fix(ctx, d,
+                                "Check after the graph with `_graphmend_rt." + std::string(helper) +
+                                    "`, raising what torch raises",
+                                {edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
+                                                      std::string(runtime_rewrite::kRuntimeAlias) +
+                                                          "." + std::string(helper))});
   }
 };
 

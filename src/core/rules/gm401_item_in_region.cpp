@@ -1,13 +1,13 @@
 // GM401: `Tensor.item()` inside a compiled region.
 #include "edits/edit.h"
-#include "rules/gm4_gm5_common.h"
+#include "rules/matching.h"
 #include "rules/rules.h"
 #include "semantic/ops.h"
 
 namespace gm::rules {
 namespace {
 
-using namespace gm45;
+using namespace matching;
 
 constexpr std::string_view kDoc = R"md(# GM401 tensor-item-in-region
 

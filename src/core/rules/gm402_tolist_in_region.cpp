@@ -1,14 +1,14 @@
 // GM402: `Tensor.tolist()` inside a compiled region.
 #include "edits/helpers.h"
-#include "rules/gm1_common.h"
-#include "rules/gm2_common.h"
-#include "rules/gm4_gm5_common.h"
+#include "rules/matching.h"
+#include "rules/predication.h"
 #include "rules/rules.h"
+#include "rules/runtime_rewrite.h"
 
 namespace gm::rules {
 namespace {
 
-using namespace gm45;
+using namespace matching;
 
 constexpr std::string_view kDoc = R"md(# GM402 tensor-tolist-in-region
 
@@ -156,14 +156,14 @@ class TolistInRegion final : public lint::Rule {
       return why = "the value stored is not a constant number or bool", false;
     if (!tree.children(loop, GM_F(For, orelse)).empty())
       return why = "the loop has an `else:` block", false;
-    const NodeId func = gm1::enclosing_function(m, loop);
+    const NodeId func = predication::enclosing_function(m, loop);
     const auto& r = tree.at(loop);
     if (!func) return why = "not inside a function", false;
     for (std::string_view v : {row, len}) {
-      if (gm1::declared_nonlocal(ctx, func, v))
+      if (predication::declared_nonlocal(ctx, func, v))
         return why = "the loop variable `" + std::string(v) + "` is declared global or nonlocal",
                false;
-      if (gm1::live_after(ctx, func, loop, v))
+      if (predication::live_after(ctx, func, loop, v))
         return why = "the loop variable `" + std::string(v) + "` is read after the loop", false;
     }
     if (!edits::comments_in(ctx.file(), r.begin, r.end).empty())
@@ -172,14 +172,14 @@ class TolistInRegion final : public lint::Rule {
     const NodeKind lk = tree.kind(lengths);
     if (lk == NodeKind::NamedExpr || lk == NodeKind::Yield || lk == NodeKind::YieldFrom)
       len_text = "(" + len_text + ")";
-    std::string text = std::string(gm2::kRuntimeAlias) + ".fill_lengths(" + std::string(out_name) +
-                       ", " + len_text + ", " +
+    std::string text = std::string(runtime_rewrite::kRuntimeAlias) + ".fill_lengths(" +
+                       std::string(out_name) + ", " + len_text + ", " +
                        std::string(ctx.text_of(tree.child(body[0], GM_F(Assign, value)))) +
                        (tail ? ", tail=True)" : ")");
-    gm2::attach_fix(ctx, d,
-                    "Fill the rows up to their lengths with one `masked_fill_` "
-                    "(`_graphmend_rt.fill_lengths`)",
-                    {edits::Edit::replace(r.begin, r.end, std::move(text))});
+    runtime_rewrite::attach_fix(ctx, d,
+                                "Fill the rows up to their lengths with one `masked_fill_` "
+                                "(`_graphmend_rt.fill_lengths`)",
+                                {edits::Edit::replace(r.begin, r.end, std::move(text))});
     return true;
   }
 };

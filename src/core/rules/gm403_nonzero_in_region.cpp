@@ -1,11 +1,11 @@
 // GM403: `torch.nonzero(x)`, `x.nonzero()`, one-argument `torch.where(c)`.
-#include "rules/gm4_gm5_common.h"
+#include "rules/matching.h"
 #include "rules/rules.h"
 
 namespace gm::rules {
 namespace {
 
-using namespace gm45;
+using namespace matching;
 
 constexpr std::string_view kDoc = R"md(# GM403 nonzero-in-region
 

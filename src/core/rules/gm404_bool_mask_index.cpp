@@ -9,16 +9,16 @@
 #include <vector>
 
 #include "edits/tree_query.h"
-#include "rules/gm1_common.h"
-#include "rules/gm2_common.h"
-#include "rules/gm3_common.h"
-#include "rules/gm4_gm5_common.h"
+#include "rules/matching.h"
+#include "rules/predication.h"
 #include "rules/rules.h"
+#include "rules/runtime_rewrite.h"
+#include "rules/traps.h"
 
 namespace gm::rules {
 namespace {
 
-using namespace gm45;
+using namespace matching;
 
 constexpr std::string_view kDoc = R"md(# GM404 bool-mask-index-in-region
 
@@ -167,8 +167,8 @@ std::optional<Reduction> whole_reduction(const sema::Model& m, NodeId sub) {
 std::optional<std::uint32_t> open_bracket(const lint::RuleContext& ctx, NodeId sub) {
   const auto& tree = ctx.tree();
   const std::uint32_t stop = tree.at(sub).end;
-  const std::uint32_t i =
-      gm2::skip_blank(ctx.text(), tree.at(tree.child(sub, GM_F(Subscript, value))).end, stop, true);
+  const std::uint32_t i = runtime_rewrite::skip_blank(
+      ctx.text(), tree.at(tree.child(sub, GM_F(Subscript, value))).end, stop, true);
   if (i < stop && ctx.text()[i] == '[') return i;
   return std::nullopt;
 }
@@ -200,7 +200,7 @@ bool has_comment(std::string_view text, std::uint32_t begin, std::uint32_t end) 
 // arguments copied as the user wrote them.
 edits::Edit runtime_call(const lint::RuleContext& ctx, NodeId stmt, std::string_view fn,
                          std::initializer_list<std::string_view> args) {
-  std::string call = std::string(gm2::kRuntimeAlias) + "." + std::string(fn) + "(";
+  std::string call = std::string(runtime_rewrite::kRuntimeAlias) + "." + std::string(fn) + "(";
   for (std::string_view a : args) {
     if (call.back() != '(') call += ", ";
     call += a;
@@ -282,8 +282,8 @@ class BoolMaskIndex final : public lint::Rule {
     const NodeId y = tree.child(target, GM_F(Subscript, value));
     const NodeId mask = tree.child(target, GM_F(Subscript, slice));
     const NodeId x = tree.child(tree.child(stmt, GM_F(Assign, value)), GM_F(Subscript, value));
-    gm1::Purity p;
-    for (NodeId e : {y, mask, x}) gm1::check_pure_total(ctx, e, p);
+    predication::Purity p;
+    for (NodeId e : {y, mask, x}) predication::check_pure_total(ctx, e, p);
     if (!p.ok) {
       d.declined_reason =
           "the masked copy would evaluate its mask once instead of twice, but " + p.why;
@@ -293,10 +293,10 @@ class BoolMaskIndex final : public lint::Rule {
       d.declined_reason = "a comment inside the statement the fix would rewrite";
       return;
     }
-    gm2::attach_fix(ctx, d,
-                    "Copy through the mask with one `torch.where` (`_graphmend_rt.masked_copy`)",
-                    {runtime_call(ctx, stmt, "masked_copy",
-                                  {ctx.text_of(y), ctx.text_of(mask), ctx.text_of(x)})});
+    runtime_rewrite::attach_fix(
+        ctx, d, "Copy through the mask with one `torch.where` (`_graphmend_rt.masked_copy`)",
+        {runtime_call(ctx, stmt, "masked_copy",
+                      {ctx.text_of(y), ctx.text_of(mask), ctx.text_of(x)})});
   }
 
   // `x[mask] OP= v` (OP one of + - * /) -> `_graphmend_rt.masked_update(x,
@@ -321,8 +321,8 @@ class BoolMaskIndex final : public lint::Rule {
     }
     const NodeId target = tree.child(stmt, GM_F(AugAssign, target));
     const NodeId value = tree.child(stmt, GM_F(AugAssign, value));
-    gm1::Purity p;
-    gm1::check_pure_total(ctx, value, p);
+    predication::Purity p;
+    predication::check_pure_total(ctx, value, p);
     if (!p.ok) {
       d.declined_reason =
           "the fix evaluates the value before reading `x[mask]`, the statement after, but " + p.why;
@@ -334,7 +334,7 @@ class BoolMaskIndex final : public lint::Rule {
       return;
     }
     const std::string quoted = "\"" + std::string(op) + "\"";
-    gm2::attach_fix(
+    runtime_rewrite::attach_fix(
         ctx, d, "Update through the mask with one `torch.where` (`_graphmend_rt.masked_update`)",
         {runtime_call(ctx, stmt, "masked_update",
                       {ctx.text_of(tree.child(target, GM_F(Subscript, value))),
@@ -375,14 +375,14 @@ class BoolMaskIndex final : public lint::Rule {
       return;
     }
     if (raises_when_empty(r->op)) {
-      if (auto why = gm3::scan_after(ctx, statement_of(m, r->call), "reduction"); !why.empty()) {
+      if (auto why = traps::scan_after(ctx, statement_of(m, r->call), "reduction"); !why.empty()) {
         d.declined_reason = std::move(why);
         return;
       }
     }
     const bool unsafe =
         r->op == "mean" || (order_sensitive(r->op) && x.dtype == sema::DType::Floating);
-    const std::string head = std::string(gm2::kRuntimeAlias) + ".masked_reduce(";
+    const std::string head = std::string(runtime_rewrite::kRuntimeAlias) + ".masked_reduce(";
     // [call, x[mask]) is `torch.R(` or the parentheses around `x[mask]` in
     // `(x[mask]).R()` (empty without them); the `)`s are in `].R()`.
     std::vector<edits::Edit> edits{edits::Edit::replace(call_begin, sub_begin, head)};
@@ -393,13 +393,14 @@ class BoolMaskIndex final : public lint::Rule {
     edits.push_back(edits::Edit::insert(
         mask_end(ctx, sub), ", \"" + std::string(r->op) + "\"" + (unsafe ? ", exact=False" : "")));
     edits.push_back(edits::Edit::replace(close, call_end, ")"));
-    gm2::attach_fix(ctx, d,
-                    unsafe ? "Reduce over the whole tensor with the mask "
-                             "(`_graphmend_rt.masked_reduce`); floating results may differ in "
-                             "the last bits"
-                           : "Reduce over the whole tensor with the mask "
-                             "(`_graphmend_rt.masked_reduce`)",
-                    std::move(edits), unsafe);
+    runtime_rewrite::attach_fix(
+        ctx, d,
+        unsafe ? "Reduce over the whole tensor with the mask "
+                 "(`_graphmend_rt.masked_reduce`); floating results may differ in "
+                 "the last bits"
+               : "Reduce over the whole tensor with the mask "
+                 "(`_graphmend_rt.masked_reduce`)",
+        std::move(edits), unsafe);
   }
 };
 

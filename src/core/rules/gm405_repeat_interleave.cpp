@@ -1,11 +1,11 @@
 // GM405: `repeat_interleave` with tensor repeats and no `output_size=`.
-#include "rules/gm4_gm5_common.h"
+#include "rules/matching.h"
 #include "rules/rules.h"
 
 namespace gm::rules {
 namespace {
 
-using namespace gm45;
+using namespace matching;
 
 constexpr std::string_view kDoc = R"md(# GM405 repeat-interleave-without-output-size
 

@@ -1,13 +1,13 @@
 // GM407: a loop whose exit depends on tensor data.
 #include <vector>
 
-#include "rules/gm4_gm5_common.h"
+#include "rules/matching.h"
 #include "rules/rules.h"
 
 namespace gm::rules {
 namespace {
 
-using namespace gm45;
+using namespace matching;
 
 constexpr std::string_view kDoc = R"md(# GM407 data-dependent-loop-exit
 

@@ -11,15 +11,15 @@
 #include <unordered_map>
 #include <vector>
 
-#include "rules/gm1_common.h"
-#include "rules/gm4_gm5_common.h"
+#include "rules/matching.h"
+#include "rules/predication.h"
 #include "rules/rules.h"
 #include "semantic/ops.h"
 
 namespace gm::rules {
 namespace {
 
-using namespace gm45;
+using namespace matching;
 using sema::Binding;
 using sema::BindingKind;
 
@@ -251,14 +251,14 @@ std::string mutation_after(const FileFacts& ff, NodeId func, const Binding* list
       if (t.kind(p) == NodeKind::Subscript && t.child(p, GM_F(Subscript, value)) == e) {
         if (ctx_of(t, p) != NodeKind::Load)
           return "an item store into `" + std::string(list_b->name) + "`" +
-                 gm1::line_suffix(ff.ctx, p);
+                 predication::line_suffix(ff.ctx, p);
         continue;
       }
       if (t.kind(p) == NodeKind::Attribute && t.child(p, GM_F(Attribute, value)) == e) {
         const std::string_view attr = t.text(t.field(p, GM_F(Attribute, attr)));
         if (attr != "index" && attr != "count" && attr != "copy")
           return "`" + std::string(list_b->name) + "." + std::string(attr) + "`" +
-                 gm1::line_suffix(ff.ctx, p);
+                 predication::line_suffix(ff.ctx, p);
       }
       // a second name for the list (or for one of its items) could mutate it
       // unseen
@@ -266,7 +266,7 @@ std::string mutation_after(const FileFacts& ff, NodeId func, const Binding* list
       if (k == NodeKind::Assign || k == NodeKind::AnnAssign || k == NodeKind::NamedExpr ||
           k == NodeKind::AugAssign || k == NodeKind::withitem)
         return "`" + std::string(list_b->name) + "` gets another name" +
-               gm1::line_suffix(ff.ctx, p);
+               predication::line_suffix(ff.ctx, p);
       break;
     }
   }
@@ -306,7 +306,7 @@ ListProof local_list(const FileFacts& ff, NodeId expr, const Binding* b) {
   const Binding* lb = m.resolve(args[0]);
   if (!lb || !only_binding(m, lb))
     return r.why = "`" + std::string(name_id(t, args[0])) + "` is rebound", r;
-  const NodeId func = gm1::enclosing_function(m, expr);
+  const NodeId func = predication::enclosing_function(m, expr);
   if (!func || def_of_scope(m, lb->scope) != func || def_of_scope(m, b->scope) != func)
     return r.why = "the list is not local to the caller", r;
   const std::uint32_t built = begin_of_stmt(ff.ctx, v);
@@ -342,11 +342,11 @@ ListProof sibling_list(const FileFacts& ff, const Binding* b, int depth) {
     const auto arg = argument_for(m, call, f, b->node);
     if (!arg)
       return r.why = "a call of the caller cannot be matched to its parameters" +
-                     gm1::line_suffix(ff.ctx, call),
+                     predication::line_suffix(ff.ctx, call),
              r;
     if (!*arg)
       return r.why = "a call of the caller leaves `" + std::string(b->name) + "` to its default" +
-                     gm1::line_suffix(ff.ctx, call),
+                     predication::line_suffix(ff.ctx, call),
              r;
     const ListProof inner = list_behind(ff, *arg, depth - 1);
     if (!inner.list) return r.why = inner.why, r;
@@ -357,7 +357,7 @@ ListProof sibling_list(const FileFacts& ff, const Binding* b, int depth) {
     });
     if (candidates.empty())
       return r.why = "no other parameter of the caller gets the list `" +
-                     std::string(inner.list->name) + "`" + gm1::line_suffix(ff.ctx, call),
+                     std::string(inner.list->name) + "`" + predication::line_suffix(ff.ctx, call),
              r;
   }
   // the sibling parameter itself: never rebound or mutated in f
@@ -415,7 +415,7 @@ class ItemUses {
   enum class Kind { Int, Float, Tensor, Unknown };
 
   void fail(NodeId at, std::string what) {
-    if (why_.empty()) why_ = std::move(what) + gm1::line_suffix(ff_.ctx, at);
+    if (why_.empty()) why_ = std::move(what) + predication::line_suffix(ff_.ctx, at);
   }
   bool tracked(NodeId name) const {
     if (t_.kind(name) != NodeKind::Name) return false;
@@ -680,7 +680,7 @@ class ShapeTensorIteration final : public lint::Rule {
                   lint::DiagnosticSink& sink) const {
     const ast::Tree& t = ff.ctx.tree();
     const sema::Model& m = ff.m;
-    const NodeId func = gm1::enclosing_function(m, loop);
+    const NodeId func = predication::enclosing_function(m, loop);
     if (!func) return;
     const Binding* seq = m.resolve(s.seq);
     if (!seq || def_of_scope(m, seq->scope) != func) return;
@@ -750,7 +750,8 @@ class ShapeTensorIteration final : public lint::Rule {
         return void(d.declined_reason = o);
       for (const Site& site : tensor_sites) {
         if (m.callees(site.call).size() != 1) {
-          last_why = "a call site may reach another function" + gm1::line_suffix(ff.ctx, site.call);
+          last_why = "a call site may reach another function" +
+                     predication::line_suffix(ff.ctx, site.call);
           continue;
         }
         if (!site.proof.list) {
@@ -760,7 +761,7 @@ class ShapeTensorIteration final : public lint::Rule {
         const std::string list(site.proof.list->name);
         edits.push_back(edits::Edit::replace(begin_of(t, site.arg), end_of(t, site.arg), list));
         lists.push_back(list);
-        lines.push_back(gm1::line_of(ff.ctx, begin_of(t, site.call)));
+        lines.push_back(predication::line_of(ff.ctx, begin_of(t, site.call)));
       }
       if (edits.empty())
         return void(d.declined_reason = "no Python list holding the same values: " + last_why);

@@ -9,16 +9,16 @@
 #include <string>
 #include <vector>
 
-#include "rules/gm1_common.h"
-#include "rules/gm2_common.h"
-#include "rules/gm4_gm5_common.h"
+#include "rules/matching.h"
+#include "rules/predication.h"
 #include "rules/rules.h"
+#include "rules/runtime_rewrite.h"
 #include "semantic/ops.h"
 
 namespace gm::rules {
 namespace {
 
-using namespace gm45;
+using namespace matching;
 
 constexpr std::string_view kDoc = R"md(# GM409 nonzero-row-loop
 
@@ -623,10 +623,11 @@ class NonzeroRowLoop final : public lint::Rule {
     const NodeId target = t.child(s.loop, GM_F(For, target));
     std::vector<edits::Edit> es;
     const std::string rows = s.list_value ? std::string(ctx.text_of(s.indices)) : s.rows;
-    std::vector<gm1::Doc> args{gm1::Doc::atom(rows), gm1::Doc::atom(s.mask + ".shape[0]")};
-    if (b.proof.calls_submodule) args.push_back(gm1::Doc::atom("self"));
-    if (b.item) args.push_back(gm1::Doc::atom("item=True"));
-    if (b.row_mode) args.push_back(gm1::Doc::atom("row=True"));
+    std::vector<predication::Doc> args{predication::Doc::atom(rows),
+                                       predication::Doc::atom(s.mask + ".shape[0]")};
+    if (b.proof.calls_submodule) args.push_back(predication::Doc::atom("self"));
+    if (b.item) args.push_back(predication::Doc::atom("item=True"));
+    if (b.row_mode) args.push_back(predication::Doc::atom("row=True"));
     // A Python tuple display of `items`: `(a,)`, `(a, b)`.
     const auto py_tuple = [](const std::vector<std::string>& items) {
       std::string out = "(";
@@ -634,7 +635,7 @@ class NonzeroRowLoop final : public lint::Rule {
       return out + (items.size() == 1 ? ",)" : ")");
     };
     const auto tuple = [&](std::string_view key, const std::vector<std::string>& items) {
-      return gm1::Doc::atom(std::string(key) + "=" + py_tuple(items));
+      return predication::Doc::atom(std::string(key) + "=" + py_tuple(items));
     };
     if (!b.entries.empty()) args.push_back(tuple("entries", b.entries));
     if (!b.guarded.empty()) {
@@ -676,10 +677,11 @@ class NonzeroRowLoop final : public lint::Rule {
     const std::string_view lead =
         text.substr(line_begin + indent.size(), first - line_begin - indent.size());
     const std::string_view trail = text.substr(last, edits::line_end(text, last) - last);
-    const gm1::Wrap wrap = gm1::wrap_of(ctx, s.list_value ? s.rows_stmt : s.loop);
-    auto lines = gm1::layout(
+    const predication::Wrap wrap = predication::wrap_of(ctx, s.list_value ? s.rows_stmt : s.loop);
+    auto lines = predication::layout(
         wrap, "", lead,
-        gm1::Doc::call_of(std::string(gm2::kRuntimeAlias) + ".nonzero_rows(", std::move(args)),
+        predication::Doc::call_of(std::string(runtime_rewrite::kRuntimeAlias) + ".nonzero_rows(",
+                                  std::move(args)),
         trail);
     lines.front().erase(0, lead.size());
     lines.back().resize(lines.back().size() - trail.size());
@@ -691,8 +693,8 @@ class NonzeroRowLoop final : public lint::Rule {
     if (hit_row) {
       const NodeId sel = b.selection_row;
       es.push_back(edits::Edit::replace(t.at(sel).begin, t.at(sel).end,
-                                        std::string(gm2::kRuntimeAlias) + ".hit_row(" + s.mask +
-                                            ", " + b.var + ", " + s.rows + ")"));
+                                        std::string(runtime_rewrite::kRuntimeAlias) + ".hit_row(" +
+                                            s.mask + ", " + b.var + ", " + s.rows + ")"));
     }
     for (NodeId g : b.empty_guards) es.push_back(ctx.delete_statement(g));
     const bool unsafe = !b.proof.unsafe_why.empty();
@@ -705,15 +707,16 @@ class NonzeroRowLoop final : public lint::Rule {
     if (!b.experts.empty())
       checks += std::string(checks.empty() ? "" : " and ") +
                 "that its experts are of the class proven and made of layers it knows";
-    gm2::attach_fix(ctx, d,
-                    unsafe ? "Loop over every index of the mask while compiling (assumes " +
-                                 b.proof.unsafe_why + ")"
-                    : checks.empty() ? "Loop over every index of the mask while compiling "
-                                       "(`_graphmend_rt.nonzero_rows`)"
-                                     : "Loop over every index of the mask while compiling "
-                                       "(`_graphmend_rt.nonzero_rows`, which first checks " +
-                                           checks + ", else loops as before)",
-                    std::move(es), unsafe);
+    runtime_rewrite::attach_fix(
+        ctx, d,
+        unsafe ? "Loop over every index of the mask while compiling (assumes " +
+                     b.proof.unsafe_why + ")"
+        : checks.empty() ? "Loop over every index of the mask while compiling "
+                           "(`_graphmend_rt.nonzero_rows`)"
+                         : "Loop over every index of the mask while compiling "
+                           "(`_graphmend_rt.nonzero_rows`, which first checks " +
+                               checks + ", else loops as before)",
+        std::move(es), unsafe);
   }
 
   // The body's proof: what it assigns, selects and updates.

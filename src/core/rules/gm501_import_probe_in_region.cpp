@@ -1,11 +1,11 @@
 // GM501: `importlib.import_module` / `pkgutil` probes inside a region.
-#include "rules/gm4_gm5_common.h"
+#include "rules/matching.h"
 #include "rules/rules.h"
 
 namespace gm::rules {
 namespace {
 
-using namespace gm45;
+using namespace matching;
 
 constexpr std::string_view kDoc = R"md(# GM501 import-probe-in-region
 

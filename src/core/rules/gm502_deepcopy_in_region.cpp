@@ -1,11 +1,11 @@
 // GM502: `copy.deepcopy` of a tensor (or of something that may hold one).
-#include "rules/gm4_gm5_common.h"
+#include "rules/matching.h"
 #include "rules/rules.h"
 
 namespace gm::rules {
 namespace {
 
-using namespace gm45;
+using namespace matching;
 
 constexpr std::string_view kDoc = R"md(# GM502 deepcopy-in-region
 

@@ -1,11 +1,11 @@
 // GM503: `try: import ... except ImportError:` inside a region.
-#include "rules/gm4_gm5_common.h"
+#include "rules/matching.h"
 #include "rules/rules.h"
 
 namespace gm::rules {
 namespace {
 
-using namespace gm45;
+using namespace matching;
 
 constexpr std::string_view kDoc = R"md(# GM503 try-import-in-region
 

@@ -1,11 +1,11 @@
 // GM505: `requires_grad` mutation inside a region.
-#include "rules/gm4_gm5_common.h"
+#include "rules/matching.h"
 #include "rules/rules.h"
 
 namespace gm::rules {
 namespace {
 
-using namespace gm45;
+using namespace matching;
 
 constexpr std::string_view kDoc = R"md(# GM505 requires-grad-mutation-in-region
 

@@ -4,15 +4,15 @@
 #include <string>
 #include <vector>
 
-#include "rules/gm2_common.h"
-#include "rules/gm3_common.h"
-#include "rules/gm4_gm5_common.h"
+#include "rules/matching.h"
 #include "rules/rules.h"
+#include "rules/runtime_rewrite.h"
+#include "rules/traps.h"
 
 namespace gm::rules {
 namespace {
 
-using namespace gm45;
+using namespace matching;
 
 constexpr std::string_view kDoc = R"md(# GM506 buffer-to-store-in-region
 
@@ -182,7 +182,7 @@ class BufferToStore final : public lint::Rule {
                   std::string_view attr) {
     const auto& tree = ctx.tree();
     const std::string_view text = ctx.text();
-    if (gm3::has_starred(tree, tree.children(call, GM_F(Call, args))) ||
+    if (traps::has_starred(tree, tree.children(call, GM_F(Call, args))) ||
         has_double_star(tree, call)) {
       d.declined_reason = "the `.to()` call has `*args` or `**kwargs`";
       return;
@@ -200,7 +200,7 @@ class BufferToStore final : public lint::Rule {
         return;
       }
     }
-    const auto paren = gm2::open_paren(ctx, call);
+    const auto paren = runtime_rewrite::open_paren(ctx, call);
     const std::uint32_t begin = tree.at(stmt).begin, end = tree.at(stmt).end;
     if (!paren || text.substr(begin, end - begin).find('#') != std::string_view::npos) {
       d.declined_reason = "a comment inside the statement the fix would rewrite";
@@ -209,14 +209,14 @@ class BufferToStore final : public lint::Rule {
     const bool no_args = tree.children(call, GM_F(Call, args)).empty() &&
                          tree.children(call, GM_F(Call, keywords)).empty();
     const bool breaks = text[*paren + 1] == '\n' || text[*paren + 1] == '\r';
-    std::string head = std::string(gm2::kRuntimeAlias) + ".assign_to(self, \"" + std::string(attr) +
-                       "\"" +
+    std::string head = std::string(runtime_rewrite::kRuntimeAlias) + ".assign_to(self, \"" +
+                       std::string(attr) + "\"" +
                        (no_args  ? ""
                         : breaks ? ","
                                  : ", ");
-    gm2::attach_fix(ctx, d,
-                    "Store only when `.to()` returns another tensor (`_graphmend_rt.assign_to`)",
-                    {edits::Edit::replace(begin, *paren + 1, std::move(head))});
+    runtime_rewrite::attach_fix(
+        ctx, d, "Store only when `.to()` returns another tensor (`_graphmend_rt.assign_to`)",
+        {edits::Edit::replace(begin, *paren + 1, std::move(head))});
   }
 };
 

@@ -1,5 +1,6 @@
-// Shared helpers of the GM4xx / GM5xx rules (report-only rules: scalars,
-// data-dependent shapes, and Python Dynamo cannot trace in a region).
+// Matching: tree queries for recognising call and name patterns in regions
+// (the scalar, data-dependent-shape and untraceable-Python rules, and any
+// rule that matches a method call, a keyword or a constant).
 //
 // Policy on tensor facts, one for all these rules:
 //  - a method whose name is tensor-specific (`.item()`, `.tolist()`,
@@ -21,7 +22,7 @@
 #include "lint/rule.h"
 #include "semantic/model.h"
 
-namespace gm::rules::gm45 {
+namespace gm::rules::matching {
 
 using ast::NodeId;
 using ast::NodeKind;
@@ -105,10 +106,10 @@ inline bool is_false_constant(const ast::Tree& tree, NodeId e) {
 inline std::uint32_t begin_of(const ast::Tree& t, NodeId n) { return t.at(n).begin; }
 inline std::uint32_t end_of(const ast::Tree& t, NodeId n) { return t.at(n).end; }
 
-// The message every report-only rule of these families gives as the reason
+// The message every report-only rule gives as the reason
 // no automatic fix is offered, prefixed with the rule-specific part.
 inline std::string declined(std::string_view specific) {
   return std::string(specific) + " (report-only rule: no automatic fix is offered)";
 }
 
-}  // namespace gm::rules::gm45
+}  // namespace gm::rules::matching

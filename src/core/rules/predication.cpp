@@ -1,4 +1,4 @@
-#include "rules/gm1_common.h"
+#include "rules/predication.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -6,11 +6,11 @@
 
 #include "edits/text.h"
 #include "edits/tree_query.h"
-#include "rules/gm3_common.h"
+#include "rules/traps.h"
 #include "semantic/ops.h"
 #include "semantic/value_range.h"
 
-namespace gm::rules::gm1 {
+namespace gm::rules::predication {
 namespace {
 
 using ast::NodeKind;
@@ -270,7 +270,7 @@ bool tensor_evidence(const lint::RuleContext& ctx, NodeId e) {
   switch (tree.kind(e)) {
     case NodeKind::Compare: {
       // `t.item() > 0`: lowered to `compare_item`, a tensor while tracing.
-      if (gm3::item_comparison(m, e)) return true;
+      if (traps::item_comparison(m, e)) return true;
       if (tensor_evidence(ctx, tree.child(e, GM_F(Compare, left)))) return true;
       for (NodeId c : tree.children(e, GM_F(Compare, comparators)))
         if (tensor_evidence(ctx, c)) return true;
@@ -305,7 +305,7 @@ bool static_atom(const lint::RuleContext& ctx, NodeId e) {
   // A non-tensor fact settles values, not tests: `not t` and `t and u` are
   // Python values computed from the tensors' truth (see static_value).
   const NodeKind k = tree.kind(e);
-  if (gm3::item_receiver(m, e)) return false;  // a Python number read from tensor data
+  if (traps::item_receiver(m, e)) return false;  // a Python number read from tensor data
   if (m.fact(e).kind == sema::TensorKind::NotTensor && k != NodeKind::UnaryOp &&
       k != NodeKind::BoolOp && k != NodeKind::Compare && k != NodeKind::IfExp)
     return true;
@@ -498,7 +498,8 @@ std::optional<std::string> lower_condition(const lint::RuleContext& ctx, NodeId 
     out += wrap(tree, v, *lowered);
     return out;
   }
-  if (const auto side = gm3::item_comparison(m, e)) return gm3::compare_item_call(ctx, e, *side);
+  if (const auto side = traps::item_comparison(m, e))
+    return traps::compare_item_call(ctx, e, *side);
   return std::string(ctx.text_of(e));
 }
 
@@ -1441,4 +1442,4 @@ Comments attach_comments(const lint::RuleContext& ctx, std::uint32_t begin, std:
   return out;
 }
 
-}  // namespace gm::rules::gm1
+}  // namespace gm::rules::predication

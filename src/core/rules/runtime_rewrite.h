@@ -1,5 +1,7 @@
-// Shared pieces of the GM2xx rules (Python side effects in compiled regions,
-// rewritten to calls of graphmend.runtime; see docs/runtime.md).
+// Rewriting to the runtime: the `_graphmend_rt` import a fix adds, calls
+// found in regions, arguments whose reads are deferred or formatted lazily,
+// and attaching the fix (deferred prints/logging/warnings, traps, where
+// calls all go through graphmend.runtime; see docs/runtime.md).
 #pragma once
 
 #include <functional>
@@ -13,7 +15,7 @@
 #include "lint/rule.h"
 #include "semantic/model.h"
 
-namespace gm::rules::gm2 {
+namespace gm::rules::runtime_rewrite {
 
 // The alias every mended file uses: `import graphmend.runtime as _graphmend_rt`.
 inline constexpr std::string_view kRuntimeAlias = "_graphmend_rt";
@@ -88,4 +90,4 @@ std::optional<FormatCall> lazy_message(const lint::RuleContext& ctx, ast::NodeId
 void attach_fix(const lint::RuleContext& ctx, lint::Diagnostic& d, std::string description,
                 std::vector<edits::Edit> edits, bool unsafe = false);
 
-}  // namespace gm::rules::gm2
+}  // namespace gm::rules::runtime_rewrite

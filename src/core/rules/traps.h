@@ -1,14 +1,15 @@
-// Shared pieces of the GM3xx rules (validation guards on tensor data,
-// lowered to graphmend.runtime traps: docs/runtime.md, section [Trap]).
+// Traps: validation guards on tensor data (`if c: raise`, `assert c`,
+// torch's checks) lowered to graphmend.runtime traps that raise after the
+// graph: docs/runtime.md, section [Trap].
 //
-// The three questions every GM3xx rule asks, in this order:
+// The three questions every trap rewrite asks, in this order:
 //  1. Is the guard's condition tensor data? (tensor_evidence: a proven
 //     Tensor fact, or syntax that only tensors produce: reductions compared
 //     with something, `.any()` / `.all()`, `torch.equal`.) Only this decides
 //     whether to report: the rewrite itself is exact for any condition type.
 //  2. Can the condition be passed as one expression? (analyze_condition: as
 //     is; `and`/`or`/`not` lowered to `&`/`|`/`~` where that keeps the truth
-//     value (gm1::lower_condition); no chained comparison; `torch.equal(a, b)`
+//     value (predication::lower_condition); no chained comparison; `torch.equal(a, b)`
 //     is rewritten to `_graphmend_rt.equal(a, b)`.)
 //  3. Is deferring the failure to the end of the graph invisible? (scan_after:
 //     the code after the guard, to the end of its function, stores nothing
@@ -27,7 +28,7 @@
 #include "lint/rule.h"
 #include "semantic/model.h"
 
-namespace gm::rules::gm3 {
+namespace gm::rules::traps {
 
 using ast::NodeId;
 
@@ -47,7 +48,7 @@ struct Condition {
   // Function / Method: `torch.equal(a, b)` / `a.equal(b)`. Item: a single
   // comparison with `t.item()` on one side (`item_side` 0: left, 1: right),
   // passed as `_graphmend_rt.compare_item(left, "op", right[, item=1])`.
-  // Lowered: `and`/`or`/inner `not` written as `&`/`|`/`~` (gm1::lower_condition),
+  // Lowered: `and`/`or`/inner `not` written as `&`/`|`/`~` (predication::lower_condition),
   // the text in `lowered`.
   enum class Equal : std::uint8_t { None, Function, Method, Item, Lowered } equal = Equal::None;
   int item_side = 0;
@@ -57,7 +58,7 @@ struct Condition {
 Condition analyze_condition(const lint::RuleContext& ctx, NodeId test);
 
 // `<Python test> and ... and <tensor test>`: the leading Python-level
-// operands (gm1::static_value, no tensor evidence), kept as a real test
+// operands (predication::static_value, no tensor evidence), kept as a real test
 // around the trap so that the tensor test runs exactly when it ran before,
 // and the one tensor operand after them. No statics (and `data` the whole
 // test) for any other form, or when more than one operand follows them.
@@ -121,7 +122,7 @@ struct Piece {
 // A trap's exception argument or assert message `arg` that is not a
 // constant: when it is a formatted string (f-string, `str.format`, `%`), the
 // `_graphmend_rt.message(...)` call (a Call piece) that formats it only when the trap
-// raises (gm2::lazy_message), provided every value it formats is pure and
+// raises (runtime_rewrite::lazy_message), provided every value it formats is pure and
 // total where the trap runs (names `cond` uses as tensors count as tensors;
 // an attribute `cond` itself reads counts as present; a local must be bound
 // on every path to `stmt`, the guard). Else nullopt, with
@@ -132,7 +133,7 @@ std::optional<Piece> lazy_argument(const lint::RuleContext& ctx, NodeId arg, Nod
 // Text replacing statement `stmt` ([begin, end)): the call the pieces make
 // (the first a literal through its `(`, top-level separators between its
 // arguments, `close` = ")"), on one line when it fits the file's longest
-// line, else split as black and ruff split calls (gm1::layout); source
+// line, else split as black and ruff split calls (predication::layout); source
 // ranges spanning lines keep their inner layout; comments of the statement
 // outside the copied ranges go on their own lines above it. nullopt if the
 // pieces are not in source order within the statement.
@@ -149,4 +150,4 @@ std::optional<std::string> render(const lint::RuleContext& ctx, NodeId stmt,
 std::vector<Piece> condition_pieces(const lint::RuleContext& ctx, const Condition& c,
                                     std::string& declined);
 
-}  // namespace gm::rules::gm3
+}  // namespace gm::rules::traps

@@ -1,6 +1,9 @@
-// Shared legality of the GM1xx rules: data-dependent control flow rewritten
-// to `_graphmend_rt.where(cond, if_true, if_false)` (predication; the
-// paper's [Where]). See docs/runtime.md, section [Where].
+// Predication: the legality of rewriting data-dependent control flow to
+// `_graphmend_rt.where(cond, if_true, if_false)` (the paper's [Where]), and
+// what any rule needs to write one: conditions lowered to one expression,
+// purity and liveness queries, where-call layout, comments kept with their
+// statements (GM101-GM105 predicate; GM30x, GM40x lower conditions with it). See docs/runtime.md,
+// section [Where].
 //
 // Division of labour between the static rule and the runtime helper:
 //  - statically (here) we prove what only the source can tell: the code that
@@ -29,7 +32,7 @@
 #include "lint/rule.h"
 #include "semantic/model.h"
 
-namespace gm::rules::gm1 {
+namespace gm::rules::predication {
 
 using ast::NodeId;
 
@@ -267,4 +270,4 @@ struct Comments {
 Comments attach_comments(const lint::RuleContext& ctx, std::uint32_t begin, std::uint32_t end,
                          std::span<const NodeId> stmts);
 
-}  // namespace gm::rules::gm1
+}  // namespace gm::rules::predication

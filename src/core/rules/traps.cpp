@@ -1,4 +1,4 @@
-#include "rules/gm3_common.h"
+#include "rules/traps.h"
 
 #include <algorithm>
 #include <map>
@@ -6,11 +6,11 @@
 
 #include "edits/text.h"
 #include "edits/tree_query.h"
-#include "rules/gm1_common.h"
-#include "rules/gm2_common.h"
+#include "rules/predication.h"
+#include "rules/runtime_rewrite.h"
 #include "semantic/ops.h"
 
-namespace gm::rules::gm3 {
+namespace gm::rules::traps {
 
 using ast::NodeKind;
 
@@ -240,7 +240,7 @@ Condition analyze_condition(const lint::RuleContext& ctx, NodeId test) {
     // bool-valued operands, where an operand `and`/`or` may skip must be pure
     // and total (it now always runs, also on the trap's eager path).
     std::string why;
-    auto lowered = gm1::lower_condition(ctx, c.expr, &why);
+    auto lowered = predication::lower_condition(ctx, c.expr, &why);
     if (!lowered) {
       c.declined = "condition combines tests with and/or/not: " + why;
       return c;
@@ -312,8 +312,8 @@ PythonPrefix python_prefix(const lint::RuleContext& ctx, NodeId test) {
     return out;
   const auto values = tree.children(test, GM_F(BoolOp, values));
   std::size_t k = 0;
-  while (k < values.size() && gm1::static_value(ctx, values[k]) &&
-         !gm1::tensor_evidence(ctx, values[k]))
+  while (k < values.size() && predication::static_value(ctx, values[k]) &&
+         !predication::tensor_evidence(ctx, values[k]))
     ++k;
   if (k > 0 && k + 1 == values.size()) {
     out.statics.assign(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k));
@@ -375,7 +375,7 @@ std::vector<Piece> condition_pieces(const lint::RuleContext& ctx, const Conditio
                                     std::string& declined) {
   const auto& tree = ctx.tree();
   const auto& e = tree.at(c.expr);
-  const std::string equal = std::string(gm2::kRuntimeAlias) + ".equal";
+  const std::string equal = std::string(runtime_rewrite::kRuntimeAlias) + ".equal";
   switch (c.equal) {
     case Condition::Equal::None: return {Piece::source(e.begin, e.end)};
     case Condition::Equal::Lowered: return {Piece::literal(c.lowered)};
@@ -387,12 +387,13 @@ std::vector<Piece> condition_pieces(const lint::RuleContext& ctx, const Conditio
         if (item) n = tree.child(tree.child(n, GM_F(Call, func)), GM_F(Attribute, value));
         return Piece::source(tree.at(n).begin, tree.at(n).end);
       };
-      std::vector<Piece> out{Piece::literal(std::string(gm2::kRuntimeAlias) + ".compare_item("),
-                             side(left, c.item_side == 0),
-                             Piece::separator(),
-                             Piece::literal(std::string(ctx.quote(comparison_text(op)))),
-                             Piece::separator(),
-                             side(right, c.item_side == 1)};
+      std::vector<Piece> out{
+          Piece::literal(std::string(runtime_rewrite::kRuntimeAlias) + ".compare_item("),
+          side(left, c.item_side == 0),
+          Piece::separator(),
+          Piece::literal(std::string(ctx.quote(comparison_text(op)))),
+          Piece::separator(),
+          side(right, c.item_side == 1)};
       if (c.item_side == 1) {
         out.push_back(Piece::separator());
         out.push_back(Piece::literal("item=1"));
@@ -401,7 +402,7 @@ std::vector<Piece> condition_pieces(const lint::RuleContext& ctx, const Conditio
       return out;
     }
     case Condition::Equal::Function: {
-      const auto paren = gm2::open_paren(ctx, c.expr);
+      const auto paren = runtime_rewrite::open_paren(ctx, c.expr);
       if (!paren) {
         declined = "cannot locate the argument list of `torch.equal`";
         return {};
@@ -471,7 +472,7 @@ std::string non_constant_reason(const lint::RuleContext& ctx, NodeId e) {
 std::optional<Piece> lazy_argument(const lint::RuleContext& ctx, NodeId arg, NodeId cond,
                                    NodeId stmt, std::string& why) {
   std::vector<NodeId> values;
-  auto text = gm2::lazy_message(ctx, arg, values);
+  auto text = runtime_rewrite::lazy_message(ctx, arg, values);
   if (!text) {
     why =
         "only f-strings, `str.format` with positional arguments and `%` formatting are "
@@ -480,7 +481,7 @@ std::optional<Piece> lazy_argument(const lint::RuleContext& ctx, NodeId arg, Nod
     return std::nullopt;
   }
   const NodeId conds[] = {cond};
-  if (!gm1::evaluable_unconditionally(ctx, values, conds, stmt, why)) {
+  if (!predication::evaluable_unconditionally(ctx, values, conds, stmt, why)) {
     why = "a value it formats would now run on every call: " + why;
     return std::nullopt;
   }
@@ -659,7 +660,8 @@ class AfterScan {
       if (q && (*q == "builtins.setattr" || *q == "builtins.delattr"))
         violate(c, "calls `" + q->substr(9) + "`");
     }
-    if (NodeId kw = gm2::keyword(tree_, c, "out")) violate(kw, "writes a result into `out=`");
+    if (NodeId kw = runtime_rewrite::keyword(tree_, c, "out"))
+      violate(kw, "writes a result into `out=`");
   }
 
   void visit(NodeId root) {
@@ -835,13 +837,13 @@ std::optional<std::string> render(const lint::RuleContext& ctx, NodeId stmt,
   if (!indent) return std::nullopt;
 
   // The call's arguments: the pieces between top-level separators.
-  std::vector<gm1::Doc> args;
+  std::vector<predication::Doc> args;
   int depth = 0;
   bool open = false;  // an argument is being built
   std::uint32_t prev_end = node.begin;
-  auto cur = [&]() -> gm1::Doc& {
+  auto cur = [&]() -> predication::Doc& {
     if (!open) {
-      args.push_back(gm1::Doc::atom({}));
+      args.push_back(predication::Doc::atom({}));
       args.back().col = std::string::npos;
       open = true;
     }
@@ -862,15 +864,15 @@ std::optional<std::string> render(const lint::RuleContext& ctx, NodeId stmt,
         break;
       case Piece::Kind::Call: {
         if (open) return std::nullopt;  // a call is a whole argument
-        std::vector<gm1::Doc> inner;
-        for (const auto& a : p.args) inner.push_back(gm1::Doc::atom(a));
-        args.push_back(gm1::Doc::call_of(p.text, std::move(inner)));
+        std::vector<predication::Doc> inner;
+        for (const auto& a : p.args) inner.push_back(predication::Doc::atom(a));
+        args.push_back(predication::Doc::call_of(p.text, std::move(inner)));
         open = true;
         break;
       }
       case Piece::Kind::Source: {
         if (p.begin < prev_end || p.end > node.end || p.end <= p.begin) return std::nullopt;
-        gm1::Doc& d = cur();
+        predication::Doc& d = cur();
         if (d.col == std::string::npos) {
           const std::size_t col = p.begin - edits::line_start(text, p.begin);
           d.col = col >= d.text.size() ? col - d.text.size() : 0;
@@ -902,28 +904,28 @@ std::optional<std::string> render(const lint::RuleContext& ctx, NodeId stmt,
     });
     if (!copied) lines.emplace_back(text.substr(t.begin, t.end - t.begin));
   }
-  const gm1::Wrap wrap = gm1::wrap_of(ctx, stmt);
+  const predication::Wrap wrap = predication::wrap_of(ctx, stmt);
   std::string head = pieces.front().text;
   // `if __debug__: trap(...)` that does not fit one line: the call goes in
   // the block, as one would write it.
   constexpr std::string_view kDebug = "if __debug__: ";
   const bool debug = head.starts_with(kDebug);
-  gm1::Doc doc = gm1::Doc::call_of(head, args);
+  predication::Doc doc = predication::Doc::call_of(head, args);
   if (!before.empty()) lines.emplace_back(before);
   if (!block.empty()) {
     lines.emplace_back(block);
-    const auto call = gm1::layout(wrap, "    ", "", doc);
+    const auto call = predication::layout(wrap, "    ", "", doc);
     lines.insert(lines.end(), call.begin(), call.end());
     return edits::render_lines(lines, *indent, ctx.style());
   }
-  auto call = gm1::layout(wrap, "", "", doc);
+  auto call = predication::layout(wrap, "", "", doc);
   if (debug && call.size() > 1) {
     lines.emplace_back(kDebug.substr(0, kDebug.size() - 1));
     doc.text = head.substr(kDebug.size());
-    call = gm1::layout(wrap, "    ", "", doc);
+    call = predication::layout(wrap, "    ", "", doc);
   }
   lines.insert(lines.end(), call.begin(), call.end());
   return edits::render_lines(lines, *indent, ctx.style());
 }
 
-}  // namespace gm::rules::gm3
+}  // namespace gm::rules::traps

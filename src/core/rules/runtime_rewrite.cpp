@@ -1,10 +1,10 @@
-#include "rules/gm2_common.h"
+#include "rules/runtime_rewrite.h"
 
 #include "edits/helpers.h"
 #include "edits/tree_query.h"
-#include "rules/gm1_common.h"
+#include "rules/predication.h"
 
-namespace gm::rules::gm2 {
+namespace gm::rules::runtime_rewrite {
 
 using ast::NodeId;
 using ast::NodeKind;
@@ -101,7 +101,7 @@ std::string item_text(const lint::RuleContext& ctx, NodeId e) {
     for (std::string_view c : kConversions) {
       if (c != conv) continue;
       // `float(width)` of a Python number stays as written.
-      if (!gm1::tensor_evidence(ctx, args[0])) return {};
+      if (!predication::tensor_evidence(ctx, args[0])) return {};
       // The callee's own text (it is the builtin): `float` stays `float`.
       return rt + ".item(" + std::string(ctx.text_of(args[0])) + ", " +
              std::string(ctx.text_of(func)) + ")";
@@ -149,7 +149,7 @@ std::optional<std::string> value_text(const lint::RuleContext& ctx, NodeId e, bo
   }
   // Only values with tensor evidence make formatting later worthwhile
   // (`f"step {i}"` of a Python int stays as written).
-  if (gm1::tensor_evidence(ctx, e)) reads = true;
+  if (predication::tensor_evidence(ctx, e)) reads = true;
   switch (ctx.tree().kind(e)) {
     case NodeKind::NamedExpr:
     case NodeKind::Lambda:
@@ -378,4 +378,4 @@ void attach_fix(const lint::RuleContext& ctx, lint::Diagnostic& d, std::string d
                  : edits::Fix::safe(std::move(description), std::move(edits));
 }
 
-}  // namespace gm::rules::gm2
+}  // namespace gm::rules::runtime_rewrite
