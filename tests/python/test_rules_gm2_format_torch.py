@@ -10,13 +10,12 @@ float64, 0-d tensors, summarised large tensors, print's sep/end/file/flush),
 the same log records (pathname, lineno, funcName, levelno, msg, args) and
 the same warnings (category, text, filename, lineno), including what the
 "default" once-per-location filter shows. Line numbers are compared through
-the line map between the original and the mended file (the fix inserts the
-import line).
+the engine's source map between the mended and the original file (the fix
+inserts the import line and wraps long calls).
 """
 from __future__ import annotations
 
 import contextlib
-import difflib
 import io
 import logging
 import pathlib
@@ -40,15 +39,17 @@ _LOGGER_NAME = "gm2_torch_logger"
 _ONCE_PER_PROCESS = "Converting a tensor with requires_grad=True to a scalar"
 
 
-def _line_map(original: str, mended: str) -> dict[int, int]:
-    """Mended line number -> original line number (1-based)."""
-    a, b = original.splitlines(), mended.splitlines()
-    out = {}
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if tag in ("equal", "replace") and i2 - i1 == j2 - j1:
-            for k in range(i2 - i1):
-                out[j1 + k + 1] = i1 + k + 1
-    return out
+def _line_map(original: str, mended: str, code: str) -> dict[int, int]:
+    """Mended line number -> original line number (1-based), from the
+    engine's own source map, as the import hook maps positions (every line of
+    a statement the fix wrapped onto several maps to the statement's line)."""
+    import graphmend
+    from graphmend.hook import PositionMap
+
+    result = graphmend.fix_source(original, select=[code])
+    assert result.source == mended
+    positions = PositionMap(result.source_map)
+    return {n: positions.line(n) for n in range(1, mended.count("\n") + 2)}
 
 
 class _Records(logging.Handler):
@@ -161,7 +162,7 @@ def _pair(code, stem, cls, tmp_path):
     original = getattr(load_file(original_path), cls)()
     mended = getattr(load_file(mended_path), cls)()
     mended.load_state_dict(original.state_dict())
-    lines = _line_map(original_text, mended_text)
+    lines = _line_map(original_text, mended_text, code)
     return original, original_path, mended, mended_path, lines
 
 
@@ -272,7 +273,7 @@ def test_once_per_process_torch_warning_kept(tmp_path):
 
     original_text = (FIXTURES / "GM201" / "torch_format.py").read_text()
     mended_text = (FIXTURES / "GM201" / "torch_format.fixed.py").read_text()
-    lines = _line_map(original_text, mended_text)
+    lines = _line_map(original_text, mended_text, "GM201")
     (tmp_path / "original.py").write_text(original_text)
     (tmp_path / "mended.py").write_text(mended_text)
     outs = {}

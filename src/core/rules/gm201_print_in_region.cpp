@@ -112,13 +112,18 @@ class PrintInRegion final : public lint::Rule {
           return;
         }
       }
+      const std::string callee = std::string(runtime_rewrite::kRuntimeAlias) + ".print";
       std::vector<edits::Edit> edits{
-          edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
-                               std::string(runtime_rewrite::kRuntimeAlias) + ".print")};
+          edits::Edit::replace(tree.at(func).begin, tree.at(func).end, callee)};
+      std::vector<std::pair<NodeId, predication::Doc>> rewritten;
       for (NodeId a : tree.children(call, GM_F(Call, args)))
-        if (auto e = runtime_rewrite::defer_reads(ctx, a)) edits.push_back(std::move(*e));
-      runtime_rewrite::attach_fix(ctx, d, "Defer `print` with `_graphmend_rt.print`",
-                                  std::move(edits));
+        if (auto e = runtime_rewrite::defer_reads(ctx, a)) {
+          edits.push_back(std::move(*e));
+          rewritten.emplace_back(a, *runtime_rewrite::deferred_doc(ctx, a));
+        }
+      runtime_rewrite::attach_fix(
+          ctx, d, "Defer `print` with `_graphmend_rt.print`",
+          runtime_rewrite::fit_call(ctx, call, callee, {}, rewritten, std::move(edits)));
     });
   }
 };

@@ -167,16 +167,23 @@ class LoggerInRegion final : public lint::Rule {
         const char next = ctx.text()[*paren + 1];
         if (next != ' ' && next != '\t' && next != '\r' && next != '\n') head += " ";
       }
+      const std::string callee = std::string(runtime_rewrite::kRuntimeAlias) + ".log";
       std::vector<edits::Edit> edits{
-          edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
-                               std::string(runtime_rewrite::kRuntimeAlias) + ".log"),
+          edits::Edit::replace(tree.at(func).begin, tree.at(func).end, callee),
           edits::Edit::insert(*paren + 1, std::move(head))};
+      std::vector<predication::Doc> leading{predication::source_doc(ctx, recv),
+                                            predication::Doc::atom(ctx.quote(method))};
+      std::vector<std::pair<NodeId, predication::Doc>> rewritten;
       const auto args = tree.children(call, GM_F(Call, args));
       // The message and its %-arguments (after `log`'s level).
       for (std::size_t i = method == "log" ? 1 : 0; i < args.size(); ++i)
-        if (auto e = runtime_rewrite::defer_reads(ctx, args[i])) edits.push_back(std::move(*e));
+        if (auto e = runtime_rewrite::defer_reads(ctx, args[i])) {
+          edits.push_back(std::move(*e));
+          rewritten.emplace_back(args[i], *runtime_rewrite::deferred_doc(ctx, args[i]));
+        }
       runtime_rewrite::attach_fix(ctx, d, "Defer the logging call with `_graphmend_rt.log`",
-                                  std::move(edits));
+                                  runtime_rewrite::fit_call(ctx, call, callee, std::move(leading),
+                                                            rewritten, std::move(edits)));
     });
   }
 };

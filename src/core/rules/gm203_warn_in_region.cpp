@@ -94,18 +94,23 @@ class WarnInRegion final : public lint::Rule {
           return;
         }
       }
+      const std::string callee = std::string(runtime_rewrite::kRuntimeAlias) + ".warn";
       std::vector<edits::Edit> edits{
-          edits::Edit::replace(tree.at(func).begin, tree.at(func).end,
-                               std::string(runtime_rewrite::kRuntimeAlias) + ".warn")};
+          edits::Edit::replace(tree.at(func).begin, tree.at(func).end, callee)};
+      std::vector<std::pair<NodeId, predication::Doc>> rewritten;
       NodeId message;
       if (const auto args = tree.children(call, GM_F(Call, args)); !args.empty())
         message = args[0];
       else if (NodeId k = runtime_rewrite::keyword(tree, call, "message"))
         message = tree.child(k, GM_F(keyword, value));
       if (message)
-        if (auto e = runtime_rewrite::defer_reads(ctx, message)) edits.push_back(std::move(*e));
-      runtime_rewrite::attach_fix(ctx, d, "Defer the warning with `_graphmend_rt.warn`",
-                                  std::move(edits));
+        if (auto e = runtime_rewrite::defer_reads(ctx, message)) {
+          edits.push_back(std::move(*e));
+          rewritten.emplace_back(message, *runtime_rewrite::deferred_doc(ctx, message));
+        }
+      runtime_rewrite::attach_fix(
+          ctx, d, "Defer the warning with `_graphmend_rt.warn`",
+          runtime_rewrite::fit_call(ctx, call, callee, {}, rewritten, std::move(edits)));
     });
   }
 };

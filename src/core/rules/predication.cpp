@@ -1350,10 +1350,13 @@ std::vector<std::string> render_doc(const Wrap& w, std::string_view indent, std:
   if (joined && inner_col + joined->size() <= w.limit) {
     out.push_back(inner + *joined);
   } else {
+    // A sole argument split inside its own brackets takes no trailing comma
+    // (black's right-hand split); one per line, each takes one.
+    const bool sole = d.args.size() == 1;
     for (const Doc& a : d.args) {
-      auto sub = render_doc(w, inner, inner_col, a, 1);
+      auto sub = render_doc(w, inner, inner_col, a, sole ? 0 : 1);
       sub.front() = inner + sub.front();
-      sub.back() += ",";
+      if (!sole) sub.back() += ",";
       out.insert(out.end(), sub.begin(), sub.end());
     }
   }

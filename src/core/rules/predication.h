@@ -251,7 +251,8 @@ Doc where_doc(Doc cond, Doc if_true, Doc if_false, bool grad_safe,
 // spaces a level, as replace_statement takes them): one line when it fits
 // `w.limit`, else the call is split the way black and ruff format split it
 // (all arguments on one indented line, else one per line with a trailing
-// comma, nested calls likewise, `)` back at `indent`).
+// comma (none after a sole argument), nested calls likewise, `)` back at
+// `indent`).
 std::vector<std::string> layout(const Wrap& w, std::string_view indent, std::string_view lead,
                                 const Doc& d, std::string_view trail = {});
 

@@ -1,5 +1,7 @@
 #include "rules/runtime_rewrite.h"
 
+#include <algorithm>
+
 #include "edits/helpers.h"
 #include "edits/tree_query.h"
 #include "rules/predication.h"
@@ -310,6 +312,24 @@ std::string FormatCall::text() const {
   return out + ")";
 }
 
+std::optional<predication::Doc> deferred_doc(const lint::RuleContext& ctx, NodeId arg) {
+  const auto& tree = ctx.tree();
+  const Formatting how;
+  std::optional<FormatCall> call;
+  if (tree.kind(arg) == NodeKind::JoinedStr) {
+    call = fstring_text(ctx, arg, nullptr, how);
+  } else if (tree.kind(arg) == NodeKind::BinOp) {
+    call = percent_text(ctx, arg, how);
+  } else if (tree.kind(arg) == NodeKind::Call) {
+    if (auto t = item_text(ctx, arg); !t.empty()) return predication::Doc::atom(std::move(t));
+    call = format_call_text(ctx, arg, how);
+  }
+  if (!call) return std::nullopt;
+  std::vector<predication::Doc> args;
+  for (auto& a : call->args) args.push_back(predication::Doc::atom(std::move(a)));
+  return predication::Doc::call_of(std::move(call->head), std::move(args));
+}
+
 std::optional<edits::Edit> defer_reads(const lint::RuleContext& ctx, NodeId arg,
                                        std::string* why_not) {
   const auto& tree = ctx.tree();
@@ -329,6 +349,65 @@ std::optional<edits::Edit> defer_reads(const lint::RuleContext& ctx, NodeId arg,
   if (call) text = call->text();
   if (!text) return std::nullopt;
   return edits::Edit::replace(tree.at(arg).begin, tree.at(arg).end, std::move(*text));
+}
+
+namespace {
+
+// `d` on one line (its atoms are one-line: fit_call only takes one-line calls).
+std::string one_line(const predication::Doc& d) {
+  if (!d.call) return d.text;
+  std::string out = d.text;
+  for (std::size_t i = 0; i < d.args.size(); ++i) out += (i ? ", " : "") + one_line(d.args[i]);
+  return out + ")";
+}
+
+}  // namespace
+
+std::vector<edits::Edit> fit_call(const lint::RuleContext& ctx, NodeId call, std::string callee,
+                                  std::vector<predication::Doc> leading,
+                                  const std::vector<std::pair<NodeId, predication::Doc>>& rewritten,
+                                  std::vector<edits::Edit> edits) {
+  const auto& tree = ctx.tree();
+  const std::string_view text = ctx.text();
+  const auto& node = tree.at(call);
+  const NodeId stmt = ctx.model() ? ctx.model()->parent(call) : NodeId{};
+  if (!stmt || tree.kind(stmt) != NodeKind::Expr || tree.at(stmt).begin != node.begin ||
+      text.substr(node.begin, node.end - node.begin).find('\n') != std::string_view::npos ||
+      !edits::statement_indentation(text, node.begin) || !edits::only_trivia_after(text, node.end))
+    return edits;
+  // The arguments in source order (positional and keyword may interleave).
+  std::vector<NodeId> args;
+  for (NodeId a : tree.children(call, GM_F(Call, args))) args.push_back(a);
+  for (NodeId k : tree.children(call, GM_F(Call, keywords))) args.push_back(k);
+  std::sort(args.begin(), args.end(),
+            [&](NodeId a, NodeId b) { return tree.at(a).begin < tree.at(b).begin; });
+  std::vector<predication::Doc> docs = std::move(leading);
+  for (NodeId a : args) {
+    const predication::Doc* doc = nullptr;
+    NodeId value = a;
+    std::string prefix;
+    if (tree.kind(a) == NodeKind::keyword) {
+      value = tree.child(a, GM_F(keyword, value));
+      prefix = std::string(text.substr(tree.at(a).begin, tree.at(value).begin - tree.at(a).begin));
+    }
+    for (const auto& [n, d] : rewritten)
+      if (n == value) doc = &d;
+    if (!doc) {
+      docs.push_back(predication::source_doc(ctx, a));
+      continue;
+    }
+    predication::Doc d = *doc;
+    d.text = prefix + d.text;
+    docs.push_back(std::move(d));
+  }
+  const predication::Doc whole =
+      predication::Doc::call_of(std::move(callee) + "(", std::move(docs));
+  const predication::Wrap w = predication::wrap_of(ctx, stmt);
+  if (w.base + one_line(whole).size() <= w.limit) return edits;
+  const auto lines = predication::layout(w, "", "", whole);
+  if (lines.size() < 2) return edits;
+  if (auto e = ctx.replace_statement(stmt, lines)) return {std::move(*e)};
+  return edits;
 }
 
 std::optional<FormatCall> lazy_message(const lint::RuleContext& ctx, NodeId arg,

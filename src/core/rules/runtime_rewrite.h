@@ -13,6 +13,7 @@
 #include "ast/tree.h"
 #include "edits/edit.h"
 #include "lint/rule.h"
+#include "rules/predication.h"
 #include "semantic/model.h"
 
 namespace gm::rules::runtime_rewrite {
@@ -64,6 +65,23 @@ bool is_falsy_literal(const lint::RuleContext& ctx, ast::NodeId value);
 // left alone (`why_not` says so when given).
 std::optional<edits::Edit> defer_reads(const lint::RuleContext& ctx, ast::NodeId arg,
                                        std::string* why_not = nullptr);
+// The same rewritten argument as a Doc (the runtime call with its arguments),
+// for fit_call to lay out.
+std::optional<predication::Doc> deferred_doc(const lint::RuleContext& ctx, ast::NodeId arg);
+
+// The edits of a call rewritten in place: its callee replaced by `callee`,
+// `leading` arguments put before the original ones, and the arguments in
+// `rewritten` replaced by their Docs, as the point edits `edits` write it.
+// Those edits when the mended line fits the file's longest line
+// (predication::wrap_of); else, for a one-line call that is a statement of
+// its own, one edit writing the whole call the way black splits calls (all
+// arguments on one indented line, else one per line), so a deferred call
+// reads as if its author had wrapped it.
+std::vector<edits::Edit> fit_call(
+    const lint::RuleContext& ctx, ast::NodeId call, std::string callee,
+    std::vector<predication::Doc> leading,
+    const std::vector<std::pair<ast::NodeId, predication::Doc>>& rewritten,
+    std::vector<edits::Edit> edits);
 
 // A trap's exception argument built by formatting (an f-string with
 // placeholders, `"...".format(a, b)`, `"..." % v`), as the runtime call that
