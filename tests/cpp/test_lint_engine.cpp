@@ -514,6 +514,17 @@ TEST(LintFix, AtTheBoundTheConvergedFixesAreKept) {
   ASSERT_FALSE(r.culprits.empty());
   EXPECT_EQ(r.culprits[0].code, "GM904");
   EXPECT_EQ(r.applied_per_code().at("GM908"), 2);
+  // The kept text maps back to the input: every byte outside the markers
+  // is the input's byte at the mapped offset.
+  ASSERT_FALSE(r.source_map.empty());
+  std::uint32_t dest = 0, src = 0;
+  const std::string input = "x = w(w(1))\n";
+  for (const auto& m : r.source_map.markers()) {
+    EXPECT_EQ(r.text.substr(dest, m.dest_begin - dest), input.substr(src, m.src_begin - src));
+    dest = m.dest_end;
+    src = m.src_end;
+  }
+  EXPECT_EQ(r.text.substr(dest), input.substr(src));
 }
 
 // Inner first: of two nested fixes the inner one applies, and fixes

@@ -161,6 +161,7 @@ FixResult fix_to_fixpoint(const Source& source, const LintOptions& options,
   struct Best {
     std::size_t findings = 0;
     std::optional<Source> source;  // empty: the input
+    edits::SourceMap source_map;   // source -> the input
     std::size_t applied = 0;
     int rounds = 0;
     std::vector<Diagnostic> diagnostics;
@@ -182,6 +183,7 @@ FixResult fix_to_fixpoint(const Source& source, const LintOptions& options,
     } else if (checked.diagnostics.size() < best.findings) {
       best.findings = checked.diagnostics.size();
       best.source = cur;
+      best.source_map = source_map;
       best.applied = applied.size();
       best.rounds = round - 1;
       best.diagnostics = checked.diagnostics;
@@ -228,6 +230,7 @@ FixResult fix_to_fixpoint(const Source& source, const LintOptions& options,
         out.applied = std::move(applied);
         out.status = FixResult::Status::Fixed;
         out.text = std::string(best.source->text());
+        out.source_map = std::move(best.source_map);
         out.remaining = std::move(best.diagnostics);
         out.rounds = best.rounds;
         return out;
