@@ -50,6 +50,37 @@ TEST(SourceMap, ComposeTwoRounds) {
   EXPECT_EQ(m.to_source(28, Side::End), 15u);
 }
 
+// An anchored edit's start maps to its anchor, and still does after a
+// later round edits the text next to it (touching regions stay apart).
+TEST(SourceMap, AnchorsSurviveLaterRounds) {
+  //                      0         1         2
+  //                      0123456789012345678901234
+  const std::string t0 = "if c:\n    warn(m)\nx = 1\n";
+  Edit e = Edit::replace(0, 17, "warn_if(c, m)");
+  e.anchors.push_back({0, 10});  // the call's start stands for `warn`
+  auto r1 = apply_all(t0, {e});
+  ASSERT_EQ(r1.text, "warn_if(c, m)\nx = 1\n");
+  ASSERT_EQ(r1.map.markers().size(), 2u);
+  EXPECT_EQ(r1.map.to_source(0), 10u);
+  EXPECT_EQ(r1.map.to_source(13, Side::End), 17u);
+  // Round 2 inserts right before the call and rewrites the next line.
+  auto r2 = apply_all(r1.text, {Edit::insert(0, "rt."), Edit::replace(14, 19, "x = 2")});
+  ASSERT_EQ(r2.text, "rt.warn_if(c, m)\nx = 2\n");
+  auto m = SourceMap::compose(r1.map, r2.map);
+  EXPECT_EQ(m.to_source(3), 10u);  // `warn_if` of round 1 -> `warn`
+  EXPECT_EQ(m.to_source(0), 10u);  // the inserted `rt.` too: it went in after the deletion
+  EXPECT_EQ(m.to_source(17), 18u);  // "x = 2" -> "x = 1"
+  EXPECT_EQ(m.to_source(22, Side::End), 23u);
+}
+
+TEST(SourceMap, AnchorOutsideItsEditIsInvalid) {
+  Edit e = Edit::replace(2, 4, "xy");
+  e.anchors.push_back({1, 5});
+  auto r = apply_all("abcdef", {e});
+  EXPECT_EQ(r.applied, 0u);
+  EXPECT_EQ(r.invalid, 1u);
+}
+
 // Every byte copied through all rounds maps to the byte it was copied from;
 // the map is monotone and a non-empty range maps to a range.
 TEST(SourceMap, RandomRoundsKeepEveryCopiedByte) {
@@ -71,7 +102,11 @@ TEST(SourceMap, RandomRoundsKeepEveryCopiedByte) {
             static_cast<std::uint32_t>(rng() % 4), static_cast<std::uint32_t>(text.size()) - pos);
         std::string rep(static_cast<std::size_t>(rng() % 4), 'Z');
         if (len == 0 && rep.empty()) rep = "Q";
-        edits.push_back(Edit::replace(pos, pos + len, rep));
+        Edit e = Edit::replace(pos, pos + len, rep);
+        if (rng() % 3 == 0)  // an anchor somewhere inside
+          e.anchors.push_back({static_cast<std::uint32_t>(rng() % (rep.size() + 1)),
+                               pos + static_cast<std::uint32_t>(rng() % (len + 1))});
+        edits.push_back(std::move(e));
         pos += len + 1;
       }
       auto r = apply_all(text, edits);

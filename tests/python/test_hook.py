@@ -261,6 +261,65 @@ def test_traceback_keeps_file_and_original_lines(pkg):
     assert mod.Net.forward.__code__.co_firstlineno == _line_of(path, "def forward")
 
 
+GUARDED_EFFECTS_SOURCE = '''\
+import logging
+import warnings
+
+import torch
+from torch import nn
+
+logger = logging.getLogger(__name__)
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        loss = x.pow(2).mean()
+        if loss > 2:
+            warnings.warn(f"large loss {loss.item():.3f}")
+        if loss < 0.5:
+            logger.warning("small loss %s", loss)
+            print("small", loss)
+        return loss * 2
+'''
+
+
+def test_guarded_deferred_effects_report_the_original_calls_lines(pkg):
+    """`if c: warnings.warn(m)` becomes one `_graphmend_rt.warn_if(c, ...)`
+    statement (and `log_if`/`print_if`); the warning and the log record
+    name the line of the original `warnings.warn`/`logger.warning` call,
+    not that of the `if` that guarded it."""
+    import torch
+
+    path = pkg.dir / "guarded.py"
+    path.write_text(GUARDED_EFFECTS_SOURCE)
+    graphmend.install([pkg.name], cache_dir=pkg.cache)
+    mod = _import(f"{pkg.name}.guarded")
+    mended = mod.__loader__.get_mended_source().decode()
+    assert "_graphmend_rt.warn_if(" in mended and "_graphmend_rt.log_if(" in mended
+    assert "if loss" not in mended
+
+    class Records(logging.Handler):
+        def __init__(self):
+            super().__init__()
+            self.lines = []
+
+        def emit(self, record):
+            self.lines.append((record.pathname, record.lineno, record.funcName))
+
+    handler = Records()
+    mod.logger.addHandler(handler)
+    try:
+        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("always")
+            mod.Net()(torch.full((3,), 2.0))
+            mod.Net()(torch.full((3,), 0.1))
+    finally:
+        mod.logger.removeHandler(handler)
+    assert [(w.filename, w.lineno) for w in caught] == [
+        (str(path), _line_of(path, "warnings.warn("))]
+    assert handler.lines == [(str(path), _line_of(path, "logger.warning("), "forward")]
+
+
 def _statements(tree):
     import ast
 

@@ -95,6 +95,13 @@ std::string validate_fix(std::string_view text, const Fix& fix) {
     if (!is_char_boundary(text, e.begin) || !is_char_boundary(text, e.end))
       return "edit splits a UTF-8 sequence or a CRLF";
     if (!is_valid_utf8(e.replacement)) return "replacement is not valid UTF-8";
+    Anchor prev{0, e.begin};
+    for (const Anchor& an : e.anchors) {
+      if (an.dest < prev.dest || an.src < prev.src || an.dest > e.replacement.size() ||
+          an.src > e.end)
+        return "an anchor lies outside its edit or out of order";
+      prev = an;
+    }
     for (std::size_t j = 0; j < i; ++j)
       if (overlaps(e, fix.edits[j]) || e == fix.edits[j]) return "edits of one fix overlap";
   }
@@ -171,7 +178,16 @@ ApplyResult apply_fixes(std::string_view text, std::span<const Fix> fixes) {
     out.text.append(text.substr(pos, e.begin - pos));
     const auto dest = static_cast<std::uint32_t>(out.text.size());
     out.text.append(e.replacement);
-    out.map.push({dest, static_cast<std::uint32_t>(out.text.size()), e.begin, e.end});
+    SourceMarker m{dest, 0, e.begin, 0};
+    for (const Anchor& an : e.anchors) {
+      m.dest_end = dest + an.dest;
+      m.src_end = an.src;
+      out.map.push(m);
+      m = {m.dest_end, 0, an.src, 0};
+    }
+    m.dest_end = static_cast<std::uint32_t>(out.text.size());
+    m.src_end = e.end;
+    out.map.push(m);
     pos = e.end;
   }
   out.text.append(text.substr(pos));

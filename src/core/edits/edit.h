@@ -25,10 +25,23 @@
 
 namespace gm::edits {
 
+// A point where an edit's replacement lines up with the text it replaces:
+// replacement bytes from `dest` on stand for source bytes from `src` on. It
+// changes no text, only the source map (one marker per stretch between
+// anchors): `_graphmend_rt.warn_if(c, m)` replacing `if c:\n    warnings.warn(m)`
+// anchors its start at `warnings.warn`, so under the import hook the warning
+// it issues reports the call's line, not the `if`'s.
+struct Anchor {
+  std::uint32_t dest = 0;  // offset in the replacement
+  std::uint32_t src = 0;   // offset in the source text
+  friend bool operator==(const Anchor&, const Anchor&) = default;
+};
+
 struct Edit {
   std::uint32_t begin = 0;
   std::uint32_t end = 0;
   std::string replacement;
+  std::vector<Anchor> anchors;  // increasing in both offsets, inside the edit
 
   static Edit replace(std::uint32_t begin, std::uint32_t end, std::string text) {
     return Edit{begin, end, std::move(text)};

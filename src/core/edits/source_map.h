@@ -44,8 +44,8 @@ class SourceMap {
 
   // The map of `second` applied after `first`: `first` maps text 1 back to
   // text 0, `second` text 2 back to text 1; the result maps text 2 back to
-  // text 0. Regions of the two maps that overlap or touch in text 1 become
-  // one marker.
+  // text 0. Regions of the two maps that overlap in text 1 become one
+  // marker; regions that only touch stay apart.
   static SourceMap compose(const SourceMap& first, const SourceMap& second);
 
  private:
