@@ -320,6 +320,39 @@ def test_guarded_deferred_effects_report_the_original_calls_lines(pkg):
     assert handler.lines == [(str(path), _line_of(path, "logger.warning("), "forward")]
 
 
+GUARD_SOURCE = '''\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        y = x * 2
+        if (y < 0).any():
+            raise ValueError("negative input")
+        return y + 1
+'''
+
+
+def test_trap_traceback_names_the_original_raise(pkg):
+    """GM301 makes the guard one `_graphmend_rt.trap_if(...)` statement; the
+    traceback of the error it raises names the `raise` line, as the
+    original's does, not the `if` line."""
+    import torch
+
+    path = pkg.dir / "guard.py"
+    path.write_text(GUARD_SOURCE)
+    graphmend.install([pkg.name], cache_dir=pkg.cache)
+    mod = _import(f"{pkg.name}.guard")
+    assert "_graphmend_rt.trap_if(" in mod.__loader__.get_mended_source().decode()
+    with pytest.raises(ValueError, match="negative input") as info:
+        mod.Net()(torch.full((3,), -1.0))
+    frames = [f for f in traceback.extract_tb(info.value.__traceback__) if f.filename == str(path)]
+    raise_line = _line_of(path, "raise ValueError(")
+    assert [(f.lineno, f.name) for f in frames] == [(raise_line, "forward")]
+    assert frames[0].line == 'raise ValueError("negative input")'
+
+
 def _statements(tree):
     import ast
 

@@ -108,6 +108,14 @@ std::string validate_fix(std::string_view text, const Fix& fix) {
   return {};
 }
 
+void anchor(Edit& e, std::string_view landmark, std::uint32_t src) {
+  const Anchor last = e.anchors.empty() ? Anchor{0, e.begin} : e.anchors.back();
+  const std::size_t from = e.anchors.empty() ? 0 : last.dest + 1;
+  const std::size_t at = e.replacement.find(landmark, from);
+  if (at == std::string::npos || src < last.src || src > e.end) return;
+  e.anchors.push_back({static_cast<std::uint32_t>(at), src});
+}
+
 ApplyResult apply_fixes(std::string_view text, std::span<const Fix> fixes) {
   ApplyResult out;
   out.status.assign(fixes.size(), FixStatus::Conflict);

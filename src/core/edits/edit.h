@@ -52,6 +52,12 @@ struct Edit {
   friend bool operator==(const Edit&, const Edit&) = default;
 };
 
+// Anchors `e` at the first occurrence of `landmark` in its replacement after
+// the last anchor: that text stands for the source from offset `src` on.
+// Does nothing when the landmark is missing or would break the anchors'
+// order (the map is then only coarser; the text is the same either way).
+void anchor(Edit& e, std::string_view landmark, std::uint32_t src);
+
 // Ordered from least to most trusted, as Ruff's Applicability.
 enum class Applicability : std::uint8_t {
   DisplayOnly,  // shown to the user, never applied

@@ -270,16 +270,10 @@ std::vector<std::string> as_else_block(std::vector<std::string> lines) {
 
 // Replaces the `if` with `lines` (comments inside it kept first) and
 // attaches the fix; false with *why.
-// A replacement's text (first occurrence at or after the previous one's)
-// that stands for the source text at an offset: see edits::Anchor.
-struct Landmark {
-  std::string text;
-  std::uint32_t src;
-};
-
 bool replace_in_place(const lint::RuleContext& ctx, NodeId stmt, std::vector<std::string> lines,
                       std::string description, lint::Diagnostic& d, std::string* why,
-                      bool keep_comments = true, std::span<const Landmark> landmarks = {}) {
+                      bool keep_comments = true,
+                      std::span<const std::pair<std::string, std::uint32_t>> landmarks = {}) {
   if (is_elif(ctx, stmt)) {
     std::vector<std::string> all;
     const auto& r = ctx.tree().at(stmt);
@@ -291,15 +285,7 @@ bool replace_in_place(const lint::RuleContext& ctx, NodeId stmt, std::vector<std
   }
   auto edit = ctx.replace_statement(stmt, lines, keep_comments);
   if (!edit) return *why = "the `if` does not start its line", false;
-  std::size_t from = 0;
-  for (const Landmark& l : landmarks) {
-    const std::size_t at = edit->replacement.find(l.text, from);
-    if (at == std::string::npos || l.src < edit->begin || l.src > edit->end ||
-        (!edit->anchors.empty() && l.src < edit->anchors.back().src))
-      break;
-    edit->anchors.push_back({static_cast<std::uint32_t>(at), l.src});
-    from = at + l.text.size();
-  }
+  for (const auto& [text, src] : landmarks) edits::anchor(*edit, text, src);
   runtime_rewrite::attach_fix(ctx, d, std::move(description), {*edit});
   return true;
 }
@@ -600,7 +586,7 @@ class DataDependentIf final : public lint::Rule {
     // Each `*_if` call stands for the call it replaces, so the line a
     // deferred warning or log record reports (the call's) maps to the
     // original call's line under the import hook, not to the `if`'s.
-    std::vector<Landmark> landmarks;
+    std::vector<std::pair<std::string, std::uint32_t>> landmarks;
     for (NodeId s : calls) {
       const NodeId call = tree.child(s, GM_F(Expr, value));
       const auto paren = runtime_rewrite::open_paren(ctx, call);
@@ -610,7 +596,7 @@ class DataDependentIf final : public lint::Rule {
       }
       const std::string head = std::string(runtime_rewrite::kRuntimeAlias) + "." +
                                std::string(runtime_effect(ctx, s)) + "_if(";
-      landmarks.push_back({head, tree.at(s).begin});
+      landmarks.emplace_back(head, tree.at(s).begin);
       std::vector<predication::Doc> args{predication::Doc::atom(cond_ref)};
       bool rewritten = false;
       for (NodeId a : tree.children(call, GM_F(Call, args))) {

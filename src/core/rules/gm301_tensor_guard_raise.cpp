@@ -385,11 +385,14 @@ class TensorGuardRaise final : public lint::Rule {
       d.declined_reason = "cannot lay the trap call out on the guard's lines";
       return;
     }
-    runtime_rewrite::attach_fix(
-        ctx, d,
-        std::string("Check after the graph with `_graphmend_rt.") +
-            (cond.negated ? "trap_unless`" : "trap_if`"),
-        {edits::Edit::replace(tree.at(guard).begin, tree.at(guard).end, *text)});
+    // The trap call stands for the `raise`, so a traceback through it names
+    // the `raise`'s line under the import hook, as the original did.
+    edits::Edit edit = edits::Edit::replace(tree.at(guard).begin, tree.at(guard).end, *text);
+    edits::anchor(edit, pieces.front().text, tree.at(raise).begin);
+    runtime_rewrite::attach_fix(ctx, d,
+                                std::string("Check after the graph with `_graphmend_rt.") +
+                                    (cond.negated ? "trap_unless`" : "trap_if`"),
+                                {std::move(edit)});
   }
 };
 
