@@ -81,6 +81,57 @@ TEST(SourceMap, AnchorOutsideItsEditIsInvalid) {
   EXPECT_EQ(r.invalid, 1u);
 }
 
+// A copy anchor maps each copied byte to the byte it copies; the text
+// around it maps as a replaced stretch.
+TEST(SourceMap, CopyAnchorMapsEveryCopiedByte) {
+  // `a * 2` at 14, `b` at 34.
+  const std::string t0 = "if c:\n    h = a * 2\nelse:\n    h = b\n";
+  Edit e = Edit::replace(0, 35, "h = where(c, a * 2, b)");
+  anchor_copy(e, t0, 14, 19);  // `a * 2`
+  anchor_copy(e, t0, 34, 35);  // `b`: a bare name is too common to place
+  ASSERT_EQ(e.anchors.size(), 1u);
+  EXPECT_EQ(e.anchors[0], (Anchor{13, 14, 5}));
+  auto r = apply_all(t0, {e});
+  ASSERT_EQ(r.applied, 1u);
+  ASSERT_EQ(r.text, "h = where(c, a * 2, b)\n");
+  for (std::uint32_t k = 0; k < 5; ++k) {
+    EXPECT_EQ(r.map.to_source(13 + k), 14 + k);
+    EXPECT_EQ(r.map.to_source(14 + k, Side::End), 15 + k);
+  }
+  EXPECT_EQ(r.map.to_source(0), 0u);  // `h = where(c, ` stands for the `if`
+  EXPECT_EQ(r.map.to_source(22, Side::End), 35u);
+}
+
+TEST(SourceMap, CopyAnchorThatDiffersIsInvalid) {
+  Edit e = Edit::replace(0, 6, "xyz");
+  e.anchors.push_back({0, 0, 2});  // claims "xy" copies "ab"
+  auto r = apply_all("abcdef", {e});
+  EXPECT_EQ(r.applied, 0u);
+  EXPECT_EQ(r.invalid, 1u);
+}
+
+// A copied expression over several lines keeps each line's columns though
+// the copy indents its continuation lines anew; a first line found only
+// inside a longer name is not placed.
+TEST(SourceMap, CopyAnchorFollowsReindentedLines) {
+  // `f(a,` at 14, `b)` at 29.
+  const std::string t0 = "if c:\n    h = f(a,\n          b)\n";
+  const std::string rep = "h = where(c, f(a,\n    b), h)";
+  Edit e = Edit::replace(0, 31, rep);
+  anchor_copy(e, t0, 14, 31);
+  ASSERT_EQ(e.anchors.size(), 2u);
+  EXPECT_EQ(e.anchors[0], (Anchor{13, 14, 4}));  // `f(a,`
+  EXPECT_EQ(e.anchors[1], (Anchor{22, 29, 2}));  // `b)` on the next line
+  auto r = apply_all(t0, {e});
+  ASSERT_EQ(r.applied, 1u);
+  EXPECT_EQ(r.map.to_source(22), 29u);
+  EXPECT_EQ(r.map.to_source(24, Side::End), 31u);
+
+  Edit inside = Edit::replace(0, 31, "h = gf(a,\n b)");
+  anchor_copy(inside, t0, 14, 31);
+  EXPECT_TRUE(inside.anchors.empty());
+}
+
 // Every byte copied through all rounds maps to the byte it was copied from;
 // the map is monotone and a non-empty range maps to a range.
 TEST(SourceMap, RandomRoundsKeepEveryCopiedByte) {
@@ -103,9 +154,15 @@ TEST(SourceMap, RandomRoundsKeepEveryCopiedByte) {
         std::string rep(static_cast<std::size_t>(rng() % 4), 'Z');
         if (len == 0 && rep.empty()) rep = "Q";
         Edit e = Edit::replace(pos, pos + len, rep);
-        if (rng() % 3 == 0)  // an anchor somewhere inside
+        if (len > 0 && rng() % 3 == 0) {  // a copy of some of the replaced text
+          const std::uint32_t from = pos + static_cast<std::uint32_t>(rng() % len);
+          const auto n = 1 + static_cast<std::uint32_t>(rng() % (pos + len - from));
+          e.replacement = rep + text.substr(from, n) + "Z";
+          e.anchors.push_back({static_cast<std::uint32_t>(rep.size()), from, n});
+        } else if (rng() % 3 == 0) {  // an anchor somewhere inside
           e.anchors.push_back({static_cast<std::uint32_t>(rng() % (rep.size() + 1)),
                                pos + static_cast<std::uint32_t>(rng() % (len + 1))});
+        }
         edits.push_back(std::move(e));
         pos += len + 1;
       }

@@ -353,6 +353,49 @@ def test_trap_traceback_names_the_original_raise(pkg):
     assert frames[0].line == 'raise ValueError("negative input")'
 
 
+MERGED_SOURCE = '''\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def update(self, a, b, tag):
+        self.seen = (a, b, tag)
+
+    def forward(self, x):
+        h = x * 2
+        if h.sum() > 0:
+            h = h / 10.0
+        else:
+            h = h * 3.0
+        if x.mean() > 0:
+            self.update(x.amax(), h, tag="t")
+        else:
+            self.update(x.amin(), h, tag="t")
+        return h
+'''
+
+
+def test_values_merged_into_where_keep_their_own_lines_and_columns(pkg):
+    """GM101 merges the branch values into one `where`, GM104 the two
+    `update` calls into one; the code that computes each copied value (and
+    the merged call) is positioned at that value's original line and
+    columns, not at the `if` line the rewrite replaced."""
+    path = pkg.dir / "merged.py"
+    path.write_text(MERGED_SOURCE)
+    graphmend.install([pkg.name], cache_dir=pkg.cache)
+    mod = _import(f"{pkg.name}.merged")
+    mended = mod.__loader__.get_mended_source().decode()
+    assert "if h.sum()" not in mended and "if x.mean()" not in mended
+    lines = MERGED_SOURCE.splitlines()
+    spans = {(p[0], p[2], p[3]) for p in mod.Net.forward.__code__.co_positions()
+             if p[0] is not None and p[0] == p[1] and p[2] is not None}
+    for value in ["h / 10.0", "h * 3.0", "x.amax()", "x.amin()", "self.update"]:
+        line = _line_of(path, value)
+        col = lines[line - 1].index(value)
+        assert (line, col, col + len(value)) in spans, value
+
+
 def _statements(tree):
     import ast
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 namespace gm::edits {
 
@@ -97,9 +98,12 @@ std::string validate_fix(std::string_view text, const Fix& fix) {
     if (!is_valid_utf8(e.replacement)) return "replacement is not valid UTF-8";
     Anchor prev{0, e.begin};
     for (const Anchor& an : e.anchors) {
-      if (an.dest < prev.dest || an.src < prev.src || an.dest > e.replacement.size() ||
-          an.src > e.end)
+      if (an.dest < prev.dest + prev.copied || an.src < prev.src + prev.copied ||
+          an.dest + an.copied > e.replacement.size() || an.src + an.copied > e.end)
         return "an anchor lies outside its edit or out of order";
+      if (text.substr(an.src, an.copied) !=
+          std::string_view(e.replacement).substr(an.dest, an.copied))
+        return "an anchored copy differs from the text it copies";
       prev = an;
     }
     for (std::size_t j = 0; j < i; ++j)
@@ -108,12 +112,75 @@ std::string validate_fix(std::string_view text, const Fix& fix) {
   return {};
 }
 
+namespace {
+
+// Where the next anchor of `e` may start: past the last one (and its copy).
+std::pair<std::size_t, std::uint32_t> next_anchor_point(const Edit& e) {
+  if (e.anchors.empty()) return {0, e.begin};
+  const Anchor& last = e.anchors.back();
+  return {last.dest + std::max<std::uint32_t>(last.copied, 1), last.src + last.copied};
+}
+
+bool word_char(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u >= 0x80 || u == '_' || (u >= '0' && u <= '9') ||
+         ((u | 0x20) >= 'a' && (u | 0x20) <= 'z');
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\f'; }
+
+}  // namespace
+
 void anchor(Edit& e, std::string_view landmark, std::uint32_t src) {
-  const Anchor last = e.anchors.empty() ? Anchor{0, e.begin} : e.anchors.back();
-  const std::size_t from = e.anchors.empty() ? 0 : last.dest + 1;
+  const auto [from, min_src] = next_anchor_point(e);
   const std::size_t at = e.replacement.find(landmark, from);
-  if (at == std::string::npos || src < last.src || src > e.end) return;
+  if (at == std::string::npos || src < min_src || src > e.end) return;
   e.anchors.push_back({static_cast<std::uint32_t>(at), src});
+}
+
+void anchor_copy(Edit& e, std::string_view source, std::uint32_t begin, std::uint32_t end) {
+  const auto [from, min_src] = next_anchor_point(e);
+  if (begin < min_src || begin >= end || end > e.end || end > source.size()) return;
+  // The lines of the copied text, each without its indentation.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> lines;
+  for (std::uint32_t b = begin; b < end;) {
+    std::uint32_t l = b;
+    while (l < end && source[l] != '\n' && source[l] != '\r') ++l;
+    if (l > b) lines.emplace_back(b, l);
+    for (b = l; b < end && (source[b] == '\n' || source[b] == '\r' || is_space(source[b]));) ++b;
+  }
+  if (lines.empty()) return;
+  const std::string_view r = e.replacement;
+  const auto text_of = [&](std::size_t k) {
+    return source.substr(lines[k].first, lines[k].second - lines[k].first);
+  };
+  const std::string_view first = text_of(0);
+  if (std::all_of(first.begin(), first.end(), [](char c) { return word_char(c) || c == '.'; }))
+    return;
+  std::size_t at = from;
+  for (;; ++at) {
+    at = r.find(first, at);
+    if (at == std::string_view::npos) return;
+    const std::size_t after = at + first.size();
+    const bool starts =
+        !word_char(first.front()) || at == 0 || (!word_char(r[at - 1]) && r[at - 1] != '.');
+    const bool ends = !word_char(first.back()) || after == r.size() || !word_char(r[after]);
+    if (starts && ends) break;
+  }
+  const auto push = [&](std::size_t dest, std::size_t k) {
+    e.anchors.push_back(
+        {static_cast<std::uint32_t>(dest), lines[k].first, lines[k].second - lines[k].first});
+  };
+  push(at, 0);
+  std::size_t pos = at + first.size();
+  for (std::size_t k = 1; k < lines.size(); ++k) {
+    bool newline = false;
+    while (pos < r.size() && (r[pos] == '\n' || r[pos] == '\r' || is_space(r[pos])))
+      newline = newline || r[pos] == '\n' || r[pos] == '\r', ++pos;
+    if (!newline || r.substr(pos, text_of(k).size()) != text_of(k)) return;
+    push(pos, k);
+    pos += text_of(k).size();
+  }
 }
 
 ApplyResult apply_fixes(std::string_view text, std::span<const Fix> fixes) {
@@ -186,16 +253,21 @@ ApplyResult apply_fixes(std::string_view text, std::span<const Fix> fixes) {
     out.text.append(text.substr(pos, e.begin - pos));
     const auto dest = static_cast<std::uint32_t>(out.text.size());
     out.text.append(e.replacement);
+    // One marker per stretch between anchors; an anchored copy needs none
+    // (nor does a stretch empty on both sides).
+    const auto push = [&](const SourceMarker& mk) {
+      if (mk.dest_end > mk.dest_begin || mk.src_end > mk.src_begin) out.map.push(mk);
+    };
     SourceMarker m{dest, 0, e.begin, 0};
     for (const Anchor& an : e.anchors) {
       m.dest_end = dest + an.dest;
       m.src_end = an.src;
-      out.map.push(m);
-      m = {m.dest_end, 0, an.src, 0};
+      push(m);
+      m = {m.dest_end + an.copied, 0, an.src + an.copied, 0};
     }
     m.dest_end = static_cast<std::uint32_t>(out.text.size());
     m.src_end = e.end;
-    out.map.push(m);
+    push(m);
     pos = e.end;
   }
   out.text.append(text.substr(pos));

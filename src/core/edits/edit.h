@@ -30,10 +30,14 @@ namespace gm::edits {
 // changes no text, only the source map (one marker per stretch between
 // anchors): `_graphmend_rt.warn_if(c, m)` replacing `if c:\n    warnings.warn(m)`
 // anchors its start at `warnings.warn`, so under the import hook the warning
-// it issues reports the call's line, not the `if`'s.
+// it issues reports the call's line, not the `if`'s. With `copied` > 0 the
+// replacement's bytes [dest, dest + copied) are the source's [src, src +
+// copied), byte for byte, and map exactly (no marker covers them): a branch's
+// value copied into a `where` keeps its own line and columns.
 struct Anchor {
-  std::uint32_t dest = 0;  // offset in the replacement
-  std::uint32_t src = 0;   // offset in the source text
+  std::uint32_t dest = 0;    // offset in the replacement
+  std::uint32_t src = 0;     // offset in the source text
+  std::uint32_t copied = 0;  // length of a verbatim copy starting there
   friend bool operator==(const Anchor&, const Anchor&) = default;
 };
 
@@ -57,6 +61,14 @@ struct Edit {
 // Does nothing when the landmark is missing or would break the anchors'
 // order (the map is then only coarser; the text is the same either way).
 void anchor(Edit& e, std::string_view landmark, std::uint32_t src);
+
+// Anchors the copy of the source's [begin, end) in `e`'s replacement, after
+// the last anchor, as `copied` stretches: the first line of that text where it
+// stands as whole tokens, each later line on the replacement's next line
+// whatever its new indentation. A first line that is only a name, a number or
+// a dotted name is too common to place and is left out; so is whatever is not
+// found (the map is then only coarser; the text is the same either way).
+void anchor_copy(Edit& e, std::string_view source, std::uint32_t begin, std::uint32_t end);
 
 // Ordered from least to most trusted, as Ruff's Applicability.
 enum class Applicability : std::uint8_t {

@@ -1,6 +1,7 @@
 // GM101: an `if` statement on tensor data whose branches only assign local
 // names -> predication with `_graphmend_rt.where`.
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 #include <span>
@@ -273,7 +274,8 @@ std::vector<std::string> as_else_block(std::vector<std::string> lines) {
 bool replace_in_place(const lint::RuleContext& ctx, NodeId stmt, std::vector<std::string> lines,
                       std::string description, lint::Diagnostic& d, std::string* why,
                       bool keep_comments = true,
-                      std::span<const std::pair<std::string, std::uint32_t>> landmarks = {}) {
+                      std::span<const std::pair<std::string, std::uint32_t>> landmarks = {},
+                      std::span<const NodeId> copies = {}) {
   if (is_elif(ctx, stmt)) {
     std::vector<std::string> all;
     const auto& r = ctx.tree().at(stmt);
@@ -286,6 +288,7 @@ bool replace_in_place(const lint::RuleContext& ctx, NodeId stmt, std::vector<std
   auto edit = ctx.replace_statement(stmt, lines, keep_comments);
   if (!edit) return *why = "the `if` does not start its line", false;
   for (const auto& [text, src] : landmarks) edits::anchor(*edit, text, src);
+  predication::anchor_copies(ctx, *edit, copies);
   runtime_rewrite::attach_fix(ctx, d, std::move(description), {*edit});
   return true;
 }
@@ -869,9 +872,17 @@ class DataDependentIf final : public lint::Rule {
       const auto own = edits::statement_indentation(ctx.text(), sb);
       if (!own) return why = "the `if` does not start its line", false;
       if (is_elif(ctx, stmt)) out_lines = as_else_block(std::move(out_lines));
-      runtime_rewrite::attach_fix(
-          ctx, d, "Predicate the branch with `_graphmend_rt.where`",
-          {edits::Edit::replace(sb, end, edits::render_lines(out_lines, *own, ctx.style()))});
+      auto edit = edits::Edit::replace(sb, end, edits::render_lines(out_lines, *own, ctx.style()));
+      // What the new text copies keeps its own lines and columns.
+      std::vector<NodeId> copies(statics.begin(), statics.end());
+      copies.insert(copies.end(), data.begin(), data.end());
+      copies.insert(copies.end(), plan->plain.begin(), plan->plain.end());
+      for (const Merge::Where& w : plan->wheres)
+        for (int b : negate ? std::array{1, 0} : std::array{0, 1})
+          if (w.arm[b]) copies.push_back(w.arm[b]);
+      predication::anchor_copies(ctx, edit, copies);
+      runtime_rewrite::attach_fix(ctx, d, "Predicate the branch with `_graphmend_rt.where`",
+                                  {std::move(edit)});
       return true;
     }
     // With one `where`, the condition can stay inline unless a statement
@@ -900,8 +911,12 @@ class DataDependentIf final : public lint::Rule {
                             : predication::where_call(cond_ref, o.spelling, v, purity.grad_safe);
       lines.push_back(indent + o.spelling + " = " + rhs);
     }
+    std::vector<NodeId> copies(statics.begin(), statics.end());
+    copies.insert(copies.end(), data.begin(), data.end());
+    for (const Out& o : out) copies.push_back(o.value);
     return replace_in_place(ctx, stmt, std::move(lines),
-                            "Predicate the branch with `_graphmend_rt.where`", d, &why);
+                            "Predicate the branch with `_graphmend_rt.where`", d, &why, true, {},
+                            copies);
   }
 };
 

@@ -704,7 +704,26 @@ class DataDependentEffectIf final : public lint::Rule {
         unsafe ? "Merge the branches into one statement with `_graphmend_rt.where` (speculates " +
                      speculated + ")"
                : "Merge the branches into one statement with `_graphmend_rt.where`";
-    runtime_rewrite::attach_fix(ctx, d, description, {edits::Edit::replace(sb, se, out)});
+    // What the new text copies keeps its own lines and columns: the test
+    // when it is computed first (inlined into a `where` it comes after the
+    // common statement's head, which matters more: it is the line a
+    // traceback through the call names), the statements moved before the
+    // common one, the head up to its first hole and the holes' values, as
+    // far as they come in source order (anchor_copy skips the rest: a second
+    // hole's `if` value lies before the first hole's `else` value).
+    auto edit = edits::Edit::replace(sb, se, out);
+    std::vector<NodeId> copies;
+    if (cond_ref != *cond) copies.push_back(test);
+    for (int side = 0; side < 2; ++side)
+      for (const Prefix& p : pre[side]) copies.push_back(p.stmt);
+    predication::anchor_copies(ctx, edit, copies);
+    edits::anchor_copy(edit, ctx.text(), tb,
+                       holes.empty() ? te : tree.at(holes.front().first).begin);
+    for (const auto& h : holes) {
+      const NodeId values[2] = {h.first, h.second};
+      predication::anchor_copies(ctx, edit, values);
+    }
+    runtime_rewrite::attach_fix(ctx, d, description, {std::move(edit)});
     if (unsafe && d.fix) d.fix->applicability = edits::Applicability::Unsafe;
     return true;
   }

@@ -1268,6 +1268,13 @@ Doc range_doc(const lint::RuleContext& ctx, std::uint32_t begin, std::uint32_t e
   return d;
 }
 
+void anchor_copies(const lint::RuleContext& ctx, edits::Edit& edit, std::span<const NodeId> nodes) {
+  for (NodeId n : nodes) {
+    const auto& r = ctx.tree().at(n);
+    edits::anchor_copy(edit, ctx.text(), r.begin, r.end);
+  }
+}
+
 Doc where_doc(Doc cond, Doc if_true, Doc if_false, bool grad_safe, std::string_view head_prefix) {
   std::vector<Doc> args;
   args.push_back(std::move(cond));

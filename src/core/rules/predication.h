@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "ast/tree.h"
+#include "edits/edit.h"
 #include "lint/rule.h"
 #include "semantic/model.h"
 
@@ -255,6 +256,12 @@ Doc where_doc(Doc cond, Doc if_true, Doc if_false, bool grad_safe,
 // `indent`).
 std::vector<std::string> layout(const Wrap& w, std::string_view indent, std::string_view lead,
                                 const Doc& d, std::string_view trail = {});
+
+// Anchors the copies of the source text of `nodes` in `edit`'s replacement
+// (edits::anchor_copy, in this order; what is not copied verbatim, or out of
+// order, is skipped), so under the import hook a branch's value merged into a
+// `where` keeps its own line and columns, not the `if`'s.
+void anchor_copies(const lint::RuleContext& ctx, edits::Edit& edit, std::span<const NodeId> nodes);
 
 // Comments of a replaced statement assigned to the statements they
 // annotate: the comment lines directly above a statement (within the
