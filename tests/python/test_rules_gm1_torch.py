@@ -892,3 +892,27 @@ def test_the_one_assignment_that_reaches_a_test_gives_it_tensor_evidence():
     gen = torch.Generator().manual_seed(4)
     _one_graph_as_the_original(
         "Rebound", [(torch.randn(3, 4, generator=gen) * scale,) for scale in (1.0, 1e-9, 1e5)])
+
+
+MULTILINE_ARMS = (pathlib.Path(__file__).parent.parent / "fixtures/rules/GM101/multiline_arms.py").read_text()
+
+
+def test_arms_over_several_lines_keep_their_indentation_and_values():
+    mended_src = _mend(MULTILINE_ARMS, "GM101")
+    # The hanging indent moved with the arm: `x` one level in from the line
+    # `h * 3.0 + torch.tanh(` starts, `)` back at it.
+    lines = mended_src.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip() == "h * 3.0 + torch.tanh(")
+    indent = len(lines[at]) - len(lines[at].lstrip())
+    assert lines[at + 1] == " " * (indent + 4) + "x"
+    assert lines[at + 2] == " " * indent + "),"
+    orig = _module(MULTILINE_ARMS).MultilineArms()
+    mended = _module(mended_src).MultilineArms()
+    gen = torch.Generator().manual_seed(3)
+    for trial in range(8):
+        x = torch.randn(3, 4, generator=gen) + (1.0 if trial % 2 else -1.0)
+        assert _same(mended(x), orig(x))
+        torch._dynamo.reset()
+        compiled = torch.compile(mended, backend="eager")
+        assert _same(compiled(x), orig(x))
+    assert _count(mended, x) == (1, 0)

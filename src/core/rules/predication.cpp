@@ -1240,11 +1240,14 @@ std::size_t column_of(std::string_view text, std::uint32_t offset) {
   return offset - edits::line_start(text, offset);
 }
 
-bool has_triple_quote(std::string_view t) {
-  return t.find("\"\"\"") != std::string_view::npos || t.find("'''") != std::string_view::npos;
+}  // namespace
+
+bool keep_verbatim(std::string_view t) {
+  return t.find("\"\"\"") != std::string_view::npos || t.find("'''") != std::string_view::npos ||
+         t.find("\\\n") != std::string_view::npos || t.find("\\\r") != std::string_view::npos;
 }
 
-}  // namespace
+namespace {}  // namespace
 
 Doc source_doc(const lint::RuleContext& ctx, NodeId e, bool parens) {
   const auto& n = ctx.tree().at(e);
@@ -1264,7 +1267,8 @@ Doc range_doc(const lint::RuleContext& ctx, std::uint32_t begin, std::uint32_t e
   const std::size_t plen = prefix.size();
   Doc d = Doc::atom(std::move(prefix) + std::string(ctx.text().substr(begin, end - begin)));
   d.col = col >= plen ? col - plen : 0;
-  d.verbatim = has_triple_quote(d.text);
+  d.line_indent = edits::line_indentation(ctx.text(), begin).size();
+  d.verbatim = keep_verbatim(d.text);
   return d;
 }
 
@@ -1302,10 +1306,18 @@ std::optional<std::string> flat(const Doc& d) {
   return s + ")";
 }
 
-// An atom's lines, the first at absolute column `col`: continuation lines
-// keep their position relative to the first (written with their relative
-// indentation).
-std::vector<std::string> atom_lines(const Wrap& w, const Doc& d, std::size_t col) {
+// An atom's lines, the first at absolute column `col` on a line indented
+// `line_col`: continuation lines keep their position relative to the
+// first's indentation when it ends in an open bracket (a hanging indent),
+// else relative to its start (aligned with its text); written with their
+// relative indentation.
+std::vector<std::string> atom_lines(const Wrap& w, const Doc& d, std::size_t col,
+                                    std::size_t line_col) {
+  const std::size_t first_end = d.text.find_last_not_of(" \t\r\n", d.text.find('\n'));
+  const bool hanging = first_end != std::string::npos &&
+                       std::string_view("([{").find(d.text[first_end]) != std::string_view::npos;
+  const long origin = hanging ? static_cast<long>(line_col) - static_cast<long>(d.line_indent)
+                              : static_cast<long>(col) - static_cast<long>(d.col);
   std::vector<std::string> out;
   std::size_t pos = 0;
   while (true) {
@@ -1323,8 +1335,7 @@ std::vector<std::string> atom_lines(const Wrap& w, const Doc& d, std::size_t col
       if (lead == std::string::npos) {
         out.emplace_back();
       } else {
-        const long shifted = static_cast<long>(lead) + static_cast<long>(col) -
-                             static_cast<long>(d.col) - static_cast<long>(w.base);
+        const long shifted = static_cast<long>(lead) + origin - static_cast<long>(w.base);
         out.push_back(std::string(static_cast<std::size_t>(std::max(shifted, 0L)), ' ') +
                       line.substr(lead));
       }
@@ -1341,7 +1352,7 @@ std::vector<std::string> atom_lines(const Wrap& w, const Doc& d, std::size_t col
 std::vector<std::string> render_doc(const Wrap& w, std::string_view indent, std::size_t col,
                                     const Doc& d, std::size_t tail) {
   if (auto f = flat(d); f && col + f->size() + tail <= w.limit) return {*f};
-  if (!d.call) return atom_lines(w, d, col);
+  if (!d.call) return atom_lines(w, d, col, w.base + indent.size());
   const std::string inner = std::string(indent) + "    ";
   const std::size_t inner_col = w.base + inner.size();
   std::vector<std::string> out{d.text};

@@ -228,15 +228,21 @@ struct Doc {
   std::vector<Doc> args;
   bool call = false;
   // An atom copied from the source spanning several lines: the column its
-  // text started at there (its continuation lines move with it), or
-  // `verbatim` when they must stay as they are (a triple-quoted string).
+  // text started at there and the indentation of that line (its
+  // continuation lines move with the one or the other), or `verbatim` when
+  // they must stay as they are (a triple-quoted string, a backslash-newline
+  // that may lie inside a string).
   std::size_t col = 0;
+  std::size_t line_indent = 0;
   bool verbatim = false;
-  static Doc atom(std::string t) { return Doc{std::move(t), {}, false, 0, false}; }
+  static Doc atom(std::string t) { return Doc{std::move(t), {}, false, 0, 0, false}; }
   static Doc call_of(std::string head, std::vector<Doc> args) {
-    return Doc{std::move(head), std::move(args), true, 0, false};
+    return Doc{std::move(head), std::move(args), true, 0, 0, false};
   }
 };
+// Source text whose line breaks must stay as they are when it moves: a
+// triple-quoted string, or a backslash-newline (it may lie inside a string).
+bool keep_verbatim(std::string_view text);
 // The source text of `e` as an atom (operand_text's parentheses when
 // `parens`), remembering its column.
 Doc source_doc(const lint::RuleContext& ctx, NodeId e, bool parens = false);

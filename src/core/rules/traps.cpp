@@ -876,11 +876,11 @@ std::optional<std::string> render(const lint::RuleContext& ctx, NodeId stmt,
         if (d.col == std::string::npos) {
           const std::size_t col = p.begin - edits::line_start(text, p.begin);
           d.col = col >= d.text.size() ? col - d.text.size() : 0;
+          d.line_indent = edits::line_indentation(text, p.begin).size();
         }
         const std::string_view src = text.substr(p.begin, p.end - p.begin);
         d.text += src;
-        d.verbatim = d.verbatim || src.find("\"\"\"") != std::string_view::npos ||
-                     src.find("'''") != std::string_view::npos;
+        d.verbatim = d.verbatim || predication::keep_verbatim(src);
         prev_end = p.end;
         break;
       }
