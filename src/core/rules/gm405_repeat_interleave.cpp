@@ -12,8 +12,11 @@ constexpr std::string_view kDoc = R"md(# GM405 repeat-interleave-without-output-
 ## What it detects
 Inside a compiled region, `torch.repeat_interleave(x,
 repeats)`, `torch.repeat_interleave(repeats)` or `x.repeat_interleave(repeats)`
-without an `output_size=` keyword, where `repeats` is not proven to be a
-Python value (an `int` repeat count has a static shape and is not reported).
+without an `output_size=` keyword, where `repeats` is shown to be a tensor
+(annotated or computed as one). An `int` repeat count has a static shape, and
+repeats nothing shows to be a tensor (`self.heads`, a config value, an
+unannotated parameter) are not reported: most are counts, and a report there
+would claim a break Dynamo does not make.
 
 ## Why Dynamo breaks there
 With a tensor of repeat counts the length of
@@ -66,7 +69,9 @@ class RepeatInterleave final : public lint::Rule {
       if (!repeats || tree.kind(repeats) == NodeKind::Starred) return;
       // output_size is keyword-only; **kwargs may carry it.
       if (keyword(tree, n, "output_size") || has_double_star(tree, n)) return;
-      if (not_tensor(m, repeats)) return;
+      const auto evidence = m.tensor_evidence(repeats);
+      if (evidence == sema::TensorEvidence::Unknown || evidence == sema::TensorEvidence::NotTensor)
+        return;
       auto& d = sink.report(begin_of(tree, n), end_of(tree, n),
                             "`repeat_interleave` with tensor repeats and no `output_size=` "
                             "has a data-dependent output shape");
