@@ -144,6 +144,45 @@ TEST(PackageRegions, NothingCompiledReachesNoSpecialMethod) {
   EXPECT_EQ(roots(with_model)[1], (Names{"Box.__getitem__", "helper"}));
 }
 
+// Calling an object runs its class's __call__; compiled code calls the
+// objects its module made (an attention processor built in __init__), not
+// every class that has one (a pipeline's or a tokenizer's __call__, whose
+// callees would all become regions).
+TEST(PackageRegions, CallReachesTheCallablesAModuleMakesNotEveryClass) {
+  const std::vector<Module> pkg = {
+      {"d", true, ""},
+      {"d.processors", false,
+       "class AttnProcessor:\n"
+       "    def __call__(self, attn, x):\n"
+       "        return attn.scale(x)\n"
+       "class Unused:\n"
+       "    def __call__(self, x):\n"
+       "        return x\n"},
+      {"d.attention", false,
+       "from torch import nn\n"
+       "from .processors import AttnProcessor\n"
+       "class Attention(nn.Module):\n"
+       "    def __init__(self):\n"
+       "        super().__init__()\n"
+       "        self.processor = AttnProcessor()\n"
+       "    def forward(self, x):\n"
+       "        return self.processor(self, x)\n"
+       "    def scale(self, x):\n"
+       "        return x * 2\n"},
+      {"d.pipeline", false,
+       "from .attention import Attention\n"
+       "class Pipeline:\n"
+       "    def __call__(self, prompt):\n"
+       "        log_progress(prompt)\n"
+       "        return Attention()(prompt)\n"
+       "def log_progress(p):\n"
+       "    print(p)\n"},
+  };
+  const auto r = roots(pkg);
+  EXPECT_EQ(r[1], Names{"AttnProcessor.__call__"});
+  EXPECT_EQ(r[3], Names{});
+}
+
 TEST(PackageRegions, IncludeOwnListsTheModulesOwnRegions) {
   const auto r = roots(kPackage, /*include_own=*/true);
   EXPECT_EQ(r[1], (Names{"Net.forward"}));

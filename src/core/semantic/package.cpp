@@ -356,12 +356,28 @@ class PackageWalk {
           inherited(i, c, "forward", false, 0);
     // Special methods run on operators over objects compiled code did not
     // create (a config's __getattribute__, an output's __getitem__); in a
-    // package where no code is compiled, nothing runs them there.
-    if (!work_.empty())
+    // package where no code is compiled, nothing runs them there. Calling
+    // an object is the exception: `__call__` of every class would make every
+    // pipeline, trainer, tokenizer and processor a region. The callable
+    // objects compiled code calls without creating them are those an
+    // nn.Module's own methods make (`self.processor = AttnProcessor()` in
+    // its __init__): their classes' `__call__` is reached.
+    if (!work_.empty()) {
       for (std::uint32_t i = 0; i < mods_.size(); ++i)
         for (const auto& c : mods_[i].classes)
           for (const auto& [name, f] : c.methods)
             if (special_at_run_time(name)) reach(i, f);
+      for (std::uint32_t i = 0; i < mods_.size(); ++i)
+        for (std::uint32_t c = 0; c < mods_[i].classes.size(); ++c)
+          if (module_like(i, c, 0))
+            for (const auto& [name, f] : mods_[i].classes[c].methods) {
+              const FunctionSummary& fs = mods_[i].functions[f];
+              for (std::uint32_t made : fs.classes) inherited(i, made, "__call__", false, 0);
+              for (const auto& q : fs.external)
+                if (const Target t = resolve(q, 0); t.kind == Kind::Class && t.method.empty())
+                  inherited(t.module, t.id, "__call__", false, 0);
+            }
+    }
     drain();
     std::vector<std::vector<std::string>> out(mods_.size());
     for (std::uint32_t i = 0; i < mods_.size(); ++i) {
@@ -536,11 +552,12 @@ class PackageWalk {
   std::vector<Index> index_;
   static bool special_at_run_time(std::string_view name) {
     if (name.size() < 5 || !starts_with(name, "__") || !ends_with(name, "__")) return false;
-    // Class creation, construction (reached with the class) and pickling.
+    // Class creation, construction (reached with the class), pickling, and
+    // calling (see run()).
     for (std::string_view no :
          {"__init__", "__new__", "__init_subclass__", "__set_name__", "__class_getitem__",
           "__del__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__",
-          "__getnewargs__", "__getnewargs_ex__", "__post_init__"})
+          "__getnewargs__", "__getnewargs_ex__", "__post_init__", "__call__"})
       if (name == no) return false;
     return true;
   }
