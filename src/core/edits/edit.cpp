@@ -4,6 +4,8 @@
 #include <numeric>
 #include <utility>
 
+#include "syntax/scan.h"
+
 namespace gm::edits {
 
 std::string_view applicability_name(Applicability a) {
@@ -121,11 +123,7 @@ std::pair<std::size_t, std::uint32_t> next_anchor_point(const Edit& e) {
   return {last.dest + std::max<std::uint32_t>(last.copied, 1), last.src + last.copied};
 }
 
-bool word_char(char c) {
-  const auto u = static_cast<unsigned char>(c);
-  return u >= 0x80 || u == '_' || (u >= '0' && u <= '9') ||
-         ((u | 0x20) >= 'a' && (u | 0x20) <= 'z');
-}
+bool word_char(char c) { return scan::is_ident_byte(static_cast<unsigned char>(c)); }
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\f'; }
 

@@ -1247,8 +1247,6 @@ bool keep_verbatim(std::string_view t) {
          t.find("\\\n") != std::string_view::npos || t.find("\\\r") != std::string_view::npos;
 }
 
-namespace {}  // namespace
-
 Doc source_doc(const lint::RuleContext& ctx, NodeId e, bool parens) {
   const auto& n = ctx.tree().at(e);
   Doc d = range_doc(ctx, n.begin, n.end);
