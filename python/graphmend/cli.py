@@ -117,6 +117,9 @@ class Settings:
     # file, and it holds no suppression comment: no rule has anything to
     # look at, so the file is not analysed again
     region_free: bool = False
+    # package mode, check: what run_check gave this file in the package
+    # analysis (which read, parsed and checked it already)
+    checked: dict | None = None
 
 
 @dataclass
@@ -217,8 +220,8 @@ def discover(paths: list[str], errors: list[str], args: argparse.Namespace | Non
     out: list[str] = []
     seen: set[str] = set()
 
-    def add(path: str) -> None:
-        key = os.path.realpath(path)
+    def add(path: str, key: str | None = None) -> None:
+        key = key or os.path.realpath(path)
         if key not in seen:
             seen.add(key)
             out.append(path)
@@ -226,11 +229,13 @@ def discover(paths: list[str], errors: list[str], args: argparse.Namespace | Non
     for arg in paths:
         if os.path.isdir(arg):
             found = []
+            real: dict[str, str] = {}  # path -> its realpath, for the files not links
             for root, dirs, files in os.walk(arg):
                 dirs[:] = [
                     d for d in dirs
                     if d not in SKIP_DIRS and not _is_venv(os.path.join(root, d))
                     and not _excluded(os.path.join(root, d), args)]
+                real_root = None
                 for name in files:
                     if not name.endswith(".py"):
                         continue
@@ -238,7 +243,12 @@ def discover(paths: list[str], errors: list[str], args: argparse.Namespace | Non
                     if _excluded(path, args):
                         continue
                     try:
-                        st = os.stat(path)
+                        st = os.lstat(path)
+                        if stat.S_ISLNK(st.st_mode):
+                            st = os.stat(path)
+                        else:  # realpath(root/name) is realpath(root)/name
+                            real_root = real_root or os.path.realpath(root)
+                            real[path] = os.path.join(real_root, name)
                     except OSError:
                         found.append(path)  # a dangling link: reported when read
                         continue
@@ -250,7 +260,7 @@ def discover(paths: list[str], errors: list[str], args: argparse.Namespace | Non
                 ignored = _gitignored(arg, found)
                 found = [p for p in found if os.path.normpath(p) not in ignored]
             for path in sorted(found, key=lambda p: p.split(os.sep)):
-                add(path)
+                add(path, real.get(path))
         elif os.path.lexists(arg):
             path = os.path.normpath(arg)
             if getattr(args, "force_exclude", False) and (
@@ -263,10 +273,23 @@ def discover(paths: list[str], errors: list[str], args: argparse.Namespace | Non
     return out
 
 
-def _resolve(args: argparse.Namespace, path: str) -> Settings:
-    from . import _frontend, config, lint
+def _resolve(args: argparse.Namespace, path: str, cache: dict | None = None) -> Settings:
+    """The settings of ``path``. ``cache``: a dict kept for one run
+    (configuration -> settings), as the files under one pyproject.toml share
+    them."""
+    from . import config
 
     cfg = config.find(path, _CONFIGS)
+    if cache is None:
+        return _settings(args, cfg)
+    if cfg not in cache:
+        cache[cfg] = _settings(args, cfg)
+    return cache[cfg]
+
+
+def _settings(args: argparse.Namespace, cfg) -> Settings:
+    from . import _frontend, lint
+
     where = f"{os.path.join(cfg.root or '', 'pyproject.toml')}: [tool.graphmend]"
     try:
         cfg_select = lint.normalize_selectors(list(cfg.select)) if cfg.select else []
@@ -333,12 +356,15 @@ def _check_one(path: str, settings: Settings, stdin: bytes | None = None) -> Fil
     result = FileResult(path)
     if settings.region_free and stdin is None:
         return result
-    data, _ = _read(path, result, stdin)
-    if data is None:
-        return result
-    res = lint.run_check(data, select=settings.select, ignore=settings.ignore,
-                         version=settings.version, unsafe_fixes=settings.unsafe_fixes,
-                         regions=settings.regions, extra_roots=settings.extra_roots)
+    if settings.checked is not None and stdin is None:
+        res = settings.checked
+    else:
+        data, _ = _read(path, result, stdin)
+        if data is None:
+            return result
+        res = lint.run_check(data, select=settings.select, ignore=settings.ignore,
+                             version=settings.version, unsafe_fixes=settings.unsafe_fixes,
+                             regions=settings.regions, extra_roots=settings.extra_roots)
     if res["syntax_error"] is not None:
         result.diagnostics = [_syntax_diagnostic(path, res["syntax_error"])]
         return result
@@ -485,7 +511,8 @@ def _run(args: argparse.Namespace, work, state: RunState | None = None,
                 return base(f, s, stdin=data)
         else:
             files = discover(args.paths, errors, args, walk_warnings)
-            settings = [_resolve(args, f) for f in files]
+            resolved: dict = {}
+            settings = [_resolve(args, f, resolved) for f in files]
         warnings = set(walk_warnings)
         for f in files:
             warnings.update(config.find(f, _CONFIGS).warnings)
@@ -495,7 +522,8 @@ def _run(args: argparse.Namespace, work, state: RunState | None = None,
     except config.ConfigError as exc:
         raise UsageError(str(exc)) from None
     if not stdin:
-        settings = _with_package_roots(files, settings, args.jobs or os.cpu_count() or 1)
+        settings = _with_package_roots(files, settings, args.jobs or os.cpu_count() or 1,
+                                       check=work is _check_one)
 
     def guarded(path: str, s: Settings) -> FileResult:
         try:
@@ -504,11 +532,16 @@ def _run(args: argparse.Namespace, work, state: RunState | None = None,
             return FileResult(path, errors=[f"{path}: error: internal error "
                                             f"({type(exc).__name__}: {exc})"])
 
+    # What the package analysis already decided (a file it checked, one with
+    # no region) takes no work and writes nothing: done here, not queued.
+    done = [None if stdin or (s.checked is None and not s.region_free) else guarded(f, s)
+            for f, s in zip(files, settings)]
+    todo = [i for i, r in enumerate(done) if r is None]
     jobs = args.jobs or min(32, (os.cpu_count() or 1) + 4)
-    pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(files))))
+    pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(todo))))
     try:
-        futures = [pool.submit(guarded, f, s) for f, s in zip(files, settings)]
-        results = [f.result() for f in futures]
+        futures = {i: pool.submit(guarded, files[i], settings[i]) for i in todo}
+        results = [r if r is not None else futures[i].result() for i, r in enumerate(done)]
     except KeyboardInterrupt:
         with state.lock:
             state.stop.set()
@@ -519,10 +552,12 @@ def _run(args: argparse.Namespace, work, state: RunState | None = None,
 
 
 def _with_package_roots(files: list[str], settings: list[Settings],
-                        jobs: int) -> list[Settings]:
+                        jobs: int, check: bool = False) -> list[Settings]:
     """Package mode: the files of the run that share a package are analysed
     together, and each gets the functions the others' compiled code reaches
-    as extra region roots. A file that cannot be read is left to the worker
+    as extra region roots. ``check``: the files are checked in the same pass
+    (each parsed once), the results go to the workers in
+    ``Settings.checked``. A file that cannot be read is left to the worker
     to report."""
     from . import lint
 
@@ -532,21 +567,28 @@ def _with_package_roots(files: list[str], settings: list[Settings],
             by_version.setdefault(s.version, []).append(i)
     settings = list(settings)
     for version, members in by_version.items():
-        inputs = []
+        read: dict[str, bytes] = {}
         for i in members:
             if files[i] == "-":
                 continue
             try:
-                inputs.append((files[i], lint.read_regular(files[i])[0]))
+                read[files[i]] = lint.read_regular(files[i])[0]
             except OSError:
                 pass
-        scan = lint.package_scan(inputs, version, jobs=jobs)
-        data = dict(inputs)
+        if check:
+            scan = lint.package_check(
+                [(files[i], read[files[i]], settings[i].select, settings[i].ignore,
+                  settings[i].unsafe_fixes) for i in members if files[i] in read],
+                version, jobs=jobs)
+        else:
+            scan = lint.package_scan(list(read.items()), version, jobs=jobs)
         for i in members:
-            roots, regions = scan.get(files[i], ([], None))
+            roots, regions, *checked = scan.get(files[i], ([], None))
+            if checked and checked[0] is not None:
+                settings[i] = dataclasses.replace(settings[i], checked=checked[0])
             if roots:
                 settings[i] = dataclasses.replace(settings[i], extra_roots=tuple(roots))
-            elif regions is False and _no_suppression(data[files[i]]):
+            elif regions is False and _no_suppression(read[files[i]]):
                 settings[i] = dataclasses.replace(settings[i], region_free=True)
     return settings
 

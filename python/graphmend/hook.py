@@ -536,7 +536,8 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
     ``importlib.machinery.SourceFileLoader``) comes back with a
     :class:`GraphmendLoader` in its place, any other spec is left to the
     normal machinery. ``stats`` counts what happened (``mended``,
-    ``unchanged``, ``cache_hit``, ``cache_write``, ``skipped``, ``failed``).
+    ``unchanged``, ``region_free``, ``cache_hit``, ``cache_write``,
+    ``skipped``, ``failed``).
     """
 
     def __init__(self, packages, *, unsafe=False, select=None, ignore=None, cache_dir=None,
@@ -557,7 +558,7 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
         #: the cache too).
         self.fixes: Counter = Counter()
         #: How each selected module was loaded: "mended", "mended (cached)",
-        #: "unchanged", "unchanged (cached)", "skipped", "failed".
+        #: "unchanged", "unchanged (cached)", "region free", "skipped", "failed".
         self.modules: dict = {}
         self._stats_lock = threading.Lock()
         self._tops = frozenset(p.split(".")[0] for p in self.packages)
@@ -565,7 +566,8 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
         self._key_prefix: bytes | None = None
         self._switches: _Switches | None = None
         self._key_lock = threading.Lock()
-        self._roots: dict = {}  # package root directory -> {path: [extra roots]}
+        # package root directory -> ({path: [extra roots]}, {paths with no region})
+        self._roots: dict = {}
         self._roots_lock = threading.Lock()
 
     def __repr__(self):
@@ -626,22 +628,33 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
 
     def extra_roots(self, path: str) -> list[str]:
         """Package mode: the functions of ``path`` that compiled code in the
-        rest of its package reaches (lint.package_roots over every module of
+        rest of its package reaches (lint.package_scan over every module of
         the installed package, computed once per process and cached on disk
         next to the modules' caches, keyed on the package's files: names,
         sizes and modification times)."""
+        scan = self._package(path)
+        return scan[0].get(os.path.abspath(path), []) if scan else []
+
+    def region_free(self, path: str) -> bool:
+        """Package mode: the package analysis found no compiled region in
+        ``path``, neither its own nor one its package makes. Every rule looks
+        only inside regions, so mending it could change nothing."""
+        scan = self._package(path)
+        return bool(scan) and os.path.abspath(path) in scan[1]
+
+    def _package(self, path: str):
         if self.config.regions != "package":
-            return []
+            return None
         from . import lint
 
         root, module, _ = lint.module_name(path)
         top = os.path.join(root, module.split(".")[0])
         with self._roots_lock:
             if top not in self._roots:
-                self._roots[top] = self._package_roots(top)
-        return self._roots[top].get(os.path.abspath(path), [])
+                self._roots[top] = self._package_scan(top)
+        return self._roots[top]
 
-    def _package_roots(self, top: str) -> dict:
+    def _package_scan(self, top: str) -> tuple[dict, frozenset]:
         import json
 
         from . import __version__, lint
@@ -669,13 +682,19 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
                 with open(cache, encoding="utf-8") as handle:
                     data = json.load(handle)
                 if isinstance(data, dict) and data.get("key") == h.hexdigest():
-                    return {os.path.join(top, k): v for k, v in data["roots"].items()}
+                    return ({os.path.join(top, k): v for k, v in data["roots"].items()},
+                            frozenset(os.path.join(top, k) for k in data["region_free"]))
             except (OSError, ValueError, KeyError, TypeError):
                 pass
-        roots = {os.path.abspath(p): r
-                 for p, r in lint.package_roots(lint.read_sources(files)).items() if r}
+        roots, free = {}, set()
+        for p, (r, regions) in lint.package_scan(lint.read_sources(files)).items():
+            if r:
+                roots[os.path.abspath(p)] = r
+            elif regions is False:
+                free.add(os.path.abspath(p))
         payload = {"key": h.hexdigest(),
-                   "roots": {os.path.relpath(p, top): r for p, r in roots.items()}}
+                   "roots": {os.path.relpath(p, top): r for p, r in roots.items()},
+                   "region_free": sorted(os.path.relpath(p, top) for p in free)}
         # Written where the modules' caches are, under the same rule (an
         # explicit cache_dir even under sys.dont_write_bytecode).
         if not (sys.dont_write_bytecode and self.config.cache_dir is None):
@@ -685,7 +704,7 @@ class GraphmendFinder(importlib.abc.MetaPathFinder):
                     break
                 except OSError:
                     continue
-        return roots
+        return roots, frozenset(free)
 
     def key(self, source: bytes, roots=()) -> bytes:
         """The cache key of one module: its source and everything that
@@ -800,6 +819,10 @@ class GraphmendLoader(importlib.machinery.SourceFileLoader):
         if _skips(data):
             finder.count("skipped")
             finder.record(fullname, "skipped")
+            return self._unmodified(fullname), False, None
+        if finder.region_free(path):
+            finder.count("region_free")
+            finder.record(fullname, "region free")
             return self._unmodified(fullname), False, None
         roots = finder.extra_roots(path)
         key = finder.key(data, roots)

@@ -305,17 +305,26 @@ def run_fix(data: bytes, *, is_text: bool = False, select=(), ignore=(),
     return _via_python_codec(data, is_text, call(data, is_text), call)
 
 
-def module_name(path: str) -> tuple[str, str, bool]:
+def module_name(path: str, packages: dict[str, bool] | None = None) -> tuple[str, str, bool]:
     """(package root directory, absolute module name, is a package's
     __init__) of a file: the directories above it that hold an __init__.py
     make up its package; a file outside any package is a top-level module
-    named after its stem, with its directory as the root."""
+    named after its stem, with its directory as the root. ``packages``: a
+    dict kept over many calls (directory -> holds an __init__.py)."""
     path = os.path.abspath(path)
     directory, base = os.path.split(path)
     stem = base[:-3] if base.endswith(".py") else base
     is_package = stem == "__init__"
     parts = [] if is_package else [stem]
-    while os.path.isfile(os.path.join(directory, "__init__.py")):
+
+    def holds_init(d: str) -> bool:
+        if packages is None:
+            return os.path.isfile(os.path.join(d, "__init__.py"))
+        if d not in packages:
+            packages[d] = os.path.isfile(os.path.join(d, "__init__.py"))
+        return packages[d]
+
+    while holds_init(directory):
         directory, name = os.path.split(directory)
         parts.insert(0, name)
         if not name:
@@ -365,12 +374,8 @@ def package_scan(files, version=(3, 11), include_own: bool = False,
     regions)``. ``regions`` is None when that is not known: the file does
     not decode or parse, or it is alone in its package (not analysed)."""
     jobs = jobs or os.cpu_count() or 1
-    groups: dict[str, list[tuple[str, str, bool, bytes]]] = {}
-    for path, data in files:
-        root, module, is_package = module_name(path)
-        groups.setdefault(root, []).append((path, module, is_package, data))
     out: dict[str, tuple[list[str], bool | None]] = {}
-    for members in groups.values():
+    for members in _package_groups(files):
         if len(members) < 2 and not include_own:
             out.update((path, ([], None)) for path, *_ in members)
             continue
@@ -378,6 +383,40 @@ def package_scan(files, version=(3, 11), include_own: bool = False,
                                       include_own, jobs)
         out.update((path, r) for (path, *_), r in zip(members, scanned))
     return out
+
+
+def package_check(files, version=(3, 11), jobs: int | None = None
+                  ) -> dict[str, tuple[list[str], bool | None, dict | None]]:
+    """:func:`package_scan` and :func:`run_check` (regions "package") in one
+    pass, each file parsed once: ``files`` is ``[(path, source bytes, select,
+    ignore, unsafe_fixes)]``; per path ``(roots, regions, result)``, where
+    ``result`` is what ``run_check(data, ..., regions="package",
+    extra_roots=roots)`` returns, or None when the file was not checked here
+    (alone in its package, or in an encoding only Python decodes: check it
+    alone)."""
+    jobs = jobs or os.cpu_count() or 1
+    options = {path: rest for path, _, *rest in files}
+    out: dict[str, tuple[list[str], bool | None, dict | None]] = {}
+    for members in _package_groups((path, data) for path, data, *_ in files):
+        if len(members) < 2:
+            out.update((path, ([], None, None)) for path, *_ in members)
+            continue
+        checked = _core.package_check(
+            [(m, p, d, list(options[path][0]), list(options[path][1]), options[path][2])
+             for path, m, p, d in members], version[1], jobs)
+        out.update((path, r) for (path, *_), r in zip(members, checked))
+    return out
+
+
+def _package_groups(files) -> list[list[tuple[str, str, bool, bytes]]]:
+    """``[(path, bytes)]`` grouped by package root: ``[(path, module,
+    is_package, bytes)]`` per package, in the order first seen."""
+    groups: dict[str, list[tuple[str, str, bool, bytes]]] = {}
+    packages: dict[str, bool] = {}
+    for path, data in files:
+        root, module, is_package = module_name(path, packages)
+        groups.setdefault(root, []).append((path, module, is_package, data))
+    return list(groups.values())
 
 
 # ---------------------------------------------------------------- public API

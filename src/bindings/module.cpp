@@ -27,6 +27,7 @@
 
 #include "ast/dump.h"
 #include "lint/engine.h"
+#include "lint/package_check.h"
 #include "lint/registry.h"
 #include "lint/selection.h"
 #include "parser/parse.h"
@@ -291,6 +292,22 @@ nb::dict outcome_dict(const Outcome& o, bool unsafe, bool is_fix) {
   return out;
 }
 
+// What check() reports of one decoded file.
+Outcome check_outcome(const gm::Source& source, gm::lint::CheckResult r) {
+  Outcome o;
+  o.encoding = source.encoding();
+  o.had_bom = source.had_bom();
+  const auto lines = index_lines(source.text(), source.body_offset());
+  set_syntax_error(o, r.syntax_error, source.text(), &lines);
+  o.diagnostics = locate_all(std::move(r.diagnostics), source.text(), lines);
+  o.rule_errors = std::move(r.rule_errors);
+  o.suppressed = r.suppressed;
+  o.unused = std::move(r.unused_suppressions);
+  for (const auto& u : o.unused)
+    o.unused_locs.push_back(gm::lint::locate(source.text(), lines, u.begin, u.end));
+  return o;
+}
+
 // check(data, minor, select, ignore, unsafe_fixes, is_text, all_regions, extra_roots) -> dict
 nb::dict check(nb::bytes data, int minor, std::vector<std::string> select,
                std::vector<std::string> ignore, bool unsafe_fixes, bool is_text, bool all_regions,
@@ -306,17 +323,7 @@ nb::dict check(nb::bytes data, int minor, std::vector<std::string> select,
       set_syntax_error(o, *err, {}, nullptr);
     } else {
       const auto& source = std::get<gm::Source>(decoded);
-      o.encoding = source.encoding();
-      o.had_bom = source.had_bom();
-      const auto lines = index_lines(source.text(), source.body_offset());
-      auto r = gm::lint::check_source(source, options);
-      set_syntax_error(o, r.syntax_error, source.text(), &lines);
-      o.diagnostics = locate_all(std::move(r.diagnostics), source.text(), lines);
-      o.rule_errors = std::move(r.rule_errors);
-      o.suppressed = r.suppressed;
-      o.unused = std::move(r.unused_suppressions);
-      for (const auto& u : o.unused)
-        o.unused_locs.push_back(gm::lint::locate(source.text(), lines, u.begin, u.end));
+      o = check_outcome(source, gm::lint::check_source(source, options));
     }
   }
   return outcome_dict(o, unsafe_fixes, false);
@@ -367,7 +374,8 @@ nb::dict fix(nb::bytes data, int minor, std::vector<std::string> select,
   return outcome_dict(o, unsafe_fixes, true);
 }
 
-// package_roots([(module, is_package, data)], minor) -> [(roots, regions)]
+// package_roots([(module, is_package, data)], minor, include_own, jobs)
+//   -> [(roots, regions)]
 // per file: the dotted names of the functions compiled code anywhere in the
 // package reaches beyond the file's own regions (semantic/package.h), and
 // whether the file holds any compiled region at all (its own or those):
@@ -375,47 +383,60 @@ nb::dict fix(nb::bytes data, int minor, std::vector<std::string> select,
 std::vector<std::pair<std::vector<std::string>, std::optional<bool>>> package_roots(
     std::vector<std::tuple<std::string, bool, nb::bytes>> files, int minor, bool include_own,
     int jobs) {
-  std::vector<std::tuple<std::string, bool, std::string>> inputs;
+  // The bytes objects are immutable and `files` holds them: read in place.
+  std::vector<gm::lint::PackageFile> inputs;
   inputs.reserve(files.size());
   for (auto& [module, is_package, data] : files)
-    inputs.emplace_back(module, is_package, std::string(data.c_str(), data.size()));
+    inputs.push_back({module, is_package, {data.c_str(), data.size()}, std::nullopt});
   nb::gil_scoped_release release;
-  gm::ParseOptions parse;
-  parse.version = {3, minor};
-  gm::sema::AnalyzeOptions analyze;
-  analyze.facts = false;
-  analyze.region_nodes = false;
-  // Each module is summarised alone, so the files are shared out over
-  // threads (each takes the next unclaimed file).
-  std::vector<gm::sema::ModuleSummary> summaries(inputs.size());
-  std::vector<std::optional<bool>> own(inputs.size());  // has own regions; unset: no parse
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < inputs.size();) {
-      auto& [module, is_package, bytes] = inputs[i];
-      summaries[i].module = module;
-      auto decoded = gm::Source::decode(std::move(bytes));
-      if (auto* source = std::get_if<gm::Source>(&decoded)) {
-        auto parsed = gm::parse_module(*source, parse);
-        if (!parsed.error) {
-          const gm::sema::Model model = gm::sema::analyze(parsed.tree, *source, analyze);
-          own[i] = !model.region_functions().empty();
-          summaries[i] = gm::sema::summarize(model, module, is_package);
-        }
-      }
-    }
-  };
-  const std::size_t n_threads =
-      std::min<std::size_t>(std::max(1, jobs), std::max<std::size_t>(1, inputs.size() / 16));
-  std::vector<std::thread> threads;
-  for (std::size_t t = 1; t < n_threads; ++t) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
-  auto roots = gm::sema::package_roots(summaries, include_own);
-  std::vector<std::pair<std::vector<std::string>, std::optional<bool>>> out(roots.size());
-  for (std::size_t i = 0; i < roots.size(); ++i) {
-    const bool regions = own[i].value_or(false) || !roots[i].empty();
-    out[i] = {std::move(roots[i]), own[i] ? std::optional<bool>(regions) : std::nullopt};
+  gm::lint::PackageOptions options;
+  options.parse.version = {3, minor};
+  options.jobs = jobs;
+  options.include_own = include_own;
+  auto results = gm::lint::check_package(inputs, options);
+  std::vector<std::pair<std::vector<std::string>, std::optional<bool>>> out(results.size());
+  for (std::size_t i = 0; i < results.size(); ++i)
+    out[i] = {std::move(results[i].roots), results[i].regions};
+  return out;
+}
+
+// package_check([(module, is_package, data, select, ignore, unsafe_fixes)], minor, jobs)
+//   -> [(roots, regions, check dict or None)]
+// package_roots and, per file, what check(data, minor, select, ignore,
+// unsafe_fixes, False, False, roots) returns, each file parsed once
+// (lint/package_check.h). None: the bytes do not decode (a codec only
+// Python has, maybe: the caller checks that file alone).
+nb::list package_check(
+    std::vector<std::tuple<std::string, bool, nb::bytes, std::vector<std::string>,
+                           std::vector<std::string>, bool>>
+        files,
+    int minor, int jobs) {
+  std::vector<gm::lint::PackageFile> inputs;
+  std::vector<bool> unsafe;
+  inputs.reserve(files.size());
+  for (auto& [module, is_package, data, select, ignore, unsafe_fixes] : files) {
+    const auto options = make_options(minor, select, ignore, unsafe_fixes, false);
+    inputs.push_back({module, is_package, {data.c_str(), data.size()}, options.selection});
+    unsafe.push_back(unsafe_fixes);
+  }
+  std::vector<gm::lint::PackageFileResult> results;
+  std::vector<std::optional<Outcome>> outcomes(inputs.size());
+  {
+    nb::gil_scoped_release release;
+    gm::lint::PackageOptions options;
+    options.parse.version = {3, minor};
+    options.jobs = jobs;
+    results = gm::lint::check_package(
+        inputs, options, [&](std::size_t i, const gm::Source& source, gm::lint::CheckResult r) {
+          outcomes[i] = check_outcome(source, std::move(r));
+        });
+  }
+  nb::list out;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    nb::object regions = results[i].regions ? nb::cast(*results[i].regions) : nb::none();
+    nb::object check =
+        outcomes[i] ? nb::object(outcome_dict(*outcomes[i], unsafe[i], false)) : nb::none();
+    out.append(nb::make_tuple(nb::cast(results[i].roots), regions, check));
   }
   return out;
 }
@@ -679,6 +700,10 @@ NB_MODULE(_core, m) {
         "package (pass them to check/fix as extra_roots) and whether the file holds any "
         "compiled region (None: it does not decode or parse). jobs: threads for the per-file "
         "summaries. include_own: every reached function, each file's own regions too.");
+  m.def("package_check", &package_check, nb::arg("files"), nb::arg("minor"), nb::arg("jobs") = 1,
+        "package_roots and check together, each file parsed once: for [(module, is_package, "
+        "source bytes, select, ignore, unsafe_fixes)], per file (roots, regions, the dict "
+        "check() returns with extra_roots=roots, or None when the bytes do not decode).");
   m.def("rules", &rules, "Every shipped rule: [{code, name, summary, documentation}].");
   m.def(
       "is_valid_selector", [](const std::string& s) { return gm::lint::is_valid_selector(s); },

@@ -638,7 +638,9 @@ def test_internal_error_in_one_file_reported_others_processed(project, capsys, p
 
     (project / "a.py").write_text(SAMPLE + "# boom\n")
     monkeypatch.setattr(lint, "run_check", flaky)
-    rc, out, err = run(capsys, "check", ".")
+    # regions "reachable": each file is checked by run_check on a worker
+    # (in package mode the package analysis checks them all in one call)
+    rc, out, err = run(capsys, "check", "--regions", "reachable", ".")
     assert rc == 2
     assert "a.py: error: internal error (RuntimeError: boom)" in err
     assert f"b.py:{PRINT_LINE}:{PRINT_COL}: {print_code}" in out

@@ -589,12 +589,13 @@ def test_mend_failure_loads_unmodified_with_one_warning(pkg, monkeypatch):
     with pytest.warns(hook.HookWarning) as caught:
         mod = _import(f"{pkg.name}.light")
     messages = [str(w.message) for w in caught if issubclass(w.category, hook.HookWarning)]
-    assert len(messages) == 2  # the package's __init__, then light: one each
-    assert f"mend {pkg.name}.light (" in messages[1]
-    assert "RuntimeError: engine exploded" in messages[1]
+    # one, for light: the package's __init__ holds no region, so it is not mended
+    assert len(messages) == 1 and finder.stats["region_free"] == 1
+    assert f"mend {pkg.name}.light (" in messages[0]
+    assert "RuntimeError: engine exploded" in messages[0]
     assert not hasattr(mod, "__graphmend_mended__")
     assert mod.Net()(1) == 2
-    assert finder.stats["failed"] == 2
+    assert finder.stats["failed"] == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error", hook.HookWarning)
         importlib.reload(mod)  # the same failure is not reported twice
@@ -665,9 +666,11 @@ def graphmend_installed(pkg):
 def test_cache_key_source_and_configuration(pkg):
     finder = graphmend.install([pkg.name], cache_dir=pkg.cache)
     _import(f"{pkg.name}.light")
-    assert (finder.stats["mended"], finder.stats["cache_write"]) == (1, 2)  # + the __init__
+    # the __init__ holds no region: neither mended nor cached
+    assert (finder.stats["mended"], finder.stats["cache_write"]) == (1, 1)
+    assert finder.stats["region_free"] == 1
     files = sorted(p.name for p in pkg.cache.iterdir() if p.suffix == ".pyc")
-    assert len(files) == 2 and not [p for p in pkg.cache.iterdir() if p.suffix == ".tmp"]
+    assert len(files) == 1 and not [p for p in pkg.cache.iterdir() if p.suffix == ".tmp"]
     # the package analysis' result (regions="package", the default), once
     assert len([p for p in pkg.cache.iterdir() if p.name.startswith("package-roots.")]) == 1
 
@@ -681,14 +684,41 @@ def test_cache_key_source_and_configuration(pkg):
     f = again(unsafe=True)  # another configuration: another key
     assert f.stats["mended"] == 1 and f.stats["cache_hit"] == 0
     f = again(unsafe=True)
-    assert f.stats["mended"] == 0 and f.stats["cache_hit"] == 2
+    assert f.stats["mended"] == 0 and f.stats["cache_hit"] == 1
     with open(pkg.dir / "light.py", "a") as handle:  # another source: another key
         handle.write("# edited\n")
     f = again(unsafe=True)
-    assert f.stats["mended"] == 1 and f.stats["cache_hit"] == 1
+    assert f.stats["mended"] == 1 and f.stats["cache_hit"] == 0
     f = again(select="GM203")  # nothing to mend in light.py with GM203 alone
-    assert f.stats["unchanged"] == 2 and not hasattr(sys.modules[f"{pkg.name}.light"],
+    assert f.stats["unchanged"] == 1 and not hasattr(sys.modules[f"{pkg.name}.light"],
                                                      "__graphmend_mended__")
+
+
+def test_modules_with_no_region_are_loaded_as_they_are(pkg, monkeypatch):
+    # The package analysis finds no compiled region in eager.py (its print is
+    # in a function no forward reaches), so it is not mended, analysed or
+    # cached; light.py, whose forward is one, is.
+    (pkg.dir / "eager.py").write_text("def report(x):\n    print('eager', x)\n    return x\n")
+    finder = graphmend.install([pkg.name], cache_dir=pkg.cache)
+    mended = []
+    real = hook.GraphmendFinder.mend
+
+    def spy(self, source, path, roots=None):
+        mended.append(os.path.basename(path))
+        return real(self, source, path, roots)
+
+    monkeypatch.setattr(hook.GraphmendFinder, "mend", spy)
+    eager = _import(f"{pkg.name}.eager")
+    light = _import(f"{pkg.name}.light")
+    assert not hasattr(eager, "__graphmend_mended__") and eager.report(3) == 3
+    assert light.__graphmend_mended__
+    assert finder.modules[f"{pkg.name}.eager"] == "region free"
+    assert finder.modules[pkg.name] == "region free"  # its __init__: VALUE = 1
+    assert mended == ["light.py"]
+    assert not [p for p in pkg.cache.iterdir() if p.name.startswith(f"{pkg.name}.eager.")]
+    # graphmend fix on the package leaves eager.py alone too
+    assert graphmend.fix_source((pkg.dir / "eager.py").read_text(), regions="all").status \
+        == "fixed"  # in library mode it would be mended: the skip is the package's
 
 
 def test_rejects_bad_arguments():
@@ -763,12 +793,12 @@ def test_cache_written_next_to_source_and_reused_by_a_fresh_process(tmp_path):
     cached = pathlib.Path(first["light"]["cached"])
     assert cached.parent == directory / "__pycache__" and cached.is_file()
     assert cached.name.startswith("light.") and "graphmend-" in cached.name
-    assert first["stats"]["mended"] == 1 and first["stats"]["cache_write"] == 2
+    assert first["stats"]["mended"] == 1 and first["stats"]["cache_write"] == 1
     stamp = cached.stat().st_mtime_ns
 
     second = _child(tmp_path, root, name, [("import", "light")], XDG_CACHE_HOME=str(xdg))
     assert second["light"]["mended"] and second["light"]["cached"] == str(cached)
-    assert second["stats"] == {"cache_hit": 2}
+    assert second["stats"] == {"cache_hit": 1, "region_free": 1}
     assert cached.stat().st_mtime_ns == stamp
     assert not xdg.exists()
 
@@ -825,10 +855,11 @@ def test_explicit_cache_dir_is_written_under_pythondontwritebytecode(tmp_path, h
     if how == "environment":
         env[hook.CACHE_DIR_ENV] = str(cache)
     first = _child(tmp_path, root, name, [("import", "light")], kwargs=kwargs, **env)
-    assert first["light"]["mended"] and first["stats"]["cache_write"] == 2
+    assert first["light"]["mended"] and first["stats"]["cache_write"] == 1
     assert pathlib.Path(first["light"]["cached"]).parent == cache
     second = _child(tmp_path, root, name, [("import", "light")], kwargs=kwargs, **env)
-    assert second["stats"] == {"cache_hit": 2} and second["light"]["value"] == 2
+    assert second["stats"] == {"cache_hit": 1, "region_free": 1}
+    assert second["light"]["value"] == 2
     assert _graphmend_caches(root) == [] and not (tmp_path / "xdg").exists()
 
 
@@ -849,7 +880,7 @@ def test_damaged_cache_entries_are_mended_afresh_and_rewritten(pkg):
     assert load().stats["mended"] == 1
     entry = next(p for p in pkg.cache.iterdir() if p.name.startswith(f"{pkg.name}.light."))
     good = entry.read_bytes()
-    assert load().stats == {"cache_hit": 2}
+    assert load().stats == {"cache_hit": 1, "region_free": 1}
     size = len(good)
     offsets = sorted({0, 5, 9, 40, 41, 46, 50, 80, hook._HEADER, hook._HEADER + 3,
                       size // 2, size - 2, size - 1})
@@ -861,7 +892,7 @@ def test_damaged_cache_entries_are_mended_afresh_and_rewritten(pkg):
         finder = load()
         assert finder.stats["mended"] == 1 and finder.stats["cache_write"] == 1, len(data)
         assert entry.read_bytes() == good
-    assert load().stats == {"cache_hit": 2}
+    assert load().stats == {"cache_hit": 1, "region_free": 1}
 
 
 def test_cached_entries_keep_the_fixes_by_rule(pkg):

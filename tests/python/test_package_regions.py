@@ -73,21 +73,32 @@ def test_directory_check_reaches_helpers_and_mixins_only(package, capsys):
     assert lines == [2, 16]
 
 
-def test_region_free_files_are_not_analysed_twice(package, capsys, monkeypatch):
-    # A module no compiled code reaches is settled by the package analysis;
-    # one that holds a suppression comment is still checked (an unused
-    # suppression is reported) and so is one that does not parse.
+def test_package_check_reads_and_checks_each_file_once(package, capsys, monkeypatch):
+    # `check` on a package settles every file in the package analysis' own
+    # pass (read once, no second run_check), and each file gets exactly what
+    # run_check gives it alone with the package's roots: one with no region
+    # (plain.py) nothing, one holding a suppression comment, one that does
+    # not parse.
     (package / "plain.py").write_text("def f():\n    print('eager only')\n")
     (package / "quiet.py").write_text("x = 1  # graphmend: ignore[GM201]\n")
     (package / "broken.py").write_text("def f(:\n")
-    checked = []
-    real = lint.run_check
+    files = sorted(str(p) for p in package.rglob("*.py"))
+    scan = lint.package_scan(lint.read_sources(files))
+    expected = set()
+    for path in files:
+        with open(path, "rb") as handle:
+            res = lint.run_check(handle.read(), regions="package", extra_roots=scan[path][0])
+        if res["syntax_error"] is not None:
+            expected.add((os.path.basename(path), res["syntax_error"]["line"], "invalid-syntax"))
+        expected.update((os.path.basename(path), d["line"], d["code"])
+                        for d in res["diagnostics"])
 
-    def spy(data, **kw):
-        checked.append(data)
-        return real(data, **kw)
-
-    monkeypatch.setattr(lint, "run_check", spy)
+    checked, reads = [], []
+    real_check, real_read = lint.run_check, lint.read_regular
+    monkeypatch.setattr(lint, "run_check", lambda data, **kw: checked.append(data)
+                        or real_check(data, **kw))
+    monkeypatch.setattr(lint, "read_regular", lambda path: reads.append(path)
+                        or real_read(path))
     rc, out, _ = run(capsys, "check", "--output-format", "json", package)
     import json
 
@@ -95,10 +106,9 @@ def test_region_free_files_are_not_analysed_twice(package, capsys, monkeypatch):
     assert rc == 1
     assert ("helpers.py", 2, "GM201") in found and ("broken.py", 1, "invalid-syntax") in found
     assert not any(name == "plain.py" for name, *_ in found)
-    assert (package / "plain.py").read_bytes() not in checked
-    assert (package / "quiet.py").read_bytes() in checked
-    assert (package / "broken.py").read_bytes() in checked
-    assert (package / "model.py").read_bytes() in checked
+    assert found == expected
+    assert checked == []
+    assert sorted(os.path.abspath(p) for p in reads) == files
 
 
 def test_one_file_alone_keeps_the_one_file_regions(package, capsys):
