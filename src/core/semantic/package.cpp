@@ -21,14 +21,17 @@ std::string absolute(std::string_view q, std::string_view module, bool is_packag
   if (q.empty() || q[0] != '.') return std::string(q);
   std::size_t level = 0;
   while (level < q.size() && q[level] == '.') ++level;
-  std::string base(module);
+  std::string_view base = module;
   for (std::size_t i = is_package ? 1 : 0; i < level; ++i) {
     const auto dot = base.rfind('.');
-    base = dot == std::string::npos ? std::string() : base.substr(0, dot);
+    base = dot == std::string_view::npos ? std::string_view() : base.substr(0, dot);
   }
   const std::string_view rest = q.substr(level);
-  if (rest.empty()) return base;
-  return base.empty() ? std::string(rest) : base + "." + std::string(rest);
+  if (rest.empty() || base.empty()) return std::string(rest.empty() ? base : rest);
+  std::string out;
+  out.reserve(base.size() + 1 + rest.size());
+  out.append(base).append(1, '.').append(rest);
+  return out;
 }
 
 bool worth_following(std::string_view q) {
