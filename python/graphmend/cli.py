@@ -194,10 +194,10 @@ def _cli_excludes(args: argparse.Namespace):
     return cli_cfg, getattr(args, "exclude", None) is not None
 
 
-def _excluded(path: str, args: argparse.Namespace) -> bool:
+def _excluded(path: str, args: argparse.Namespace, is_file: bool | None = None) -> bool:
     from . import config
 
-    cfg = config.find(path, _CONFIGS)
+    cfg = config.find(path, _CONFIGS, is_file)
     cli_cfg, replace = _cli_excludes(args)
     if replace:
         cfg = dataclasses.replace(cfg, exclude=())
@@ -234,13 +234,13 @@ def discover(paths: list[str], errors: list[str], args: argparse.Namespace | Non
                 dirs[:] = [
                     d for d in dirs
                     if d not in SKIP_DIRS and not _is_venv(os.path.join(root, d))
-                    and not _excluded(os.path.join(root, d), args)]
+                    and not _excluded(os.path.join(root, d), args, is_file=False)]
                 real_root = None
                 for name in files:
                     if not name.endswith(".py"):
                         continue
                     path = os.path.normpath(os.path.join(root, name))
-                    if _excluded(path, args):
+                    if _excluded(path, args, is_file=True):
                         continue
                     try:
                         st = os.lstat(path)
@@ -276,10 +276,10 @@ def discover(paths: list[str], errors: list[str], args: argparse.Namespace | Non
 def _resolve(args: argparse.Namespace, path: str, cache: dict | None = None) -> Settings:
     """The settings of ``path``. ``cache``: a dict kept for one run
     (configuration -> settings), as the files under one pyproject.toml share
-    them."""
+    them; given, ``path`` is a file discover() found."""
     from . import config
 
-    cfg = config.find(path, _CONFIGS)
+    cfg = config.find(path, _CONFIGS, is_file=True if cache is not None else None)
     if cache is None:
         return _settings(args, cfg)
     if cfg not in cache:
@@ -514,8 +514,11 @@ def _run(args: argparse.Namespace, work, state: RunState | None = None,
             resolved: dict = {}
             settings = [_resolve(args, f, resolved) for f in files]
         warnings = set(walk_warnings)
-        for f in files:
-            warnings.update(config.find(f, _CONFIGS).warnings)
+        # discover() returns files; standard input's name may be anything
+        found = {id(c): c for c in (config.find(f, _CONFIGS, is_file=not stdin or None)
+                                    for f in files)}
+        for cfg in found.values():
+            warnings.update(cfg.warnings)
         if not args.quiet:
             for w in sorted(warnings):
                 print(f"graphmend: warning: {w}", file=sys.stderr)
@@ -584,12 +587,15 @@ def _with_package_roots(files: list[str], settings: list[Settings],
             scan = lint.package_scan(list(read.items()), version, jobs=jobs)
         for i in members:
             roots, regions, *checked = scan.get(files[i], ([], None))
+            change: dict = {}
             if checked and checked[0] is not None:
-                settings[i] = dataclasses.replace(settings[i], checked=checked[0])
+                change["checked"] = checked[0]
             if roots:
-                settings[i] = dataclasses.replace(settings[i], extra_roots=tuple(roots))
+                change["extra_roots"] = tuple(roots)
             elif regions is False and _no_suppression(read[files[i]]):
-                settings[i] = dataclasses.replace(settings[i], region_free=True)
+                change["region_free"] = True
+            if change:
+                settings[i] = dataclasses.replace(settings[i], **change)
     return settings
 
 

@@ -147,13 +147,15 @@ def _load(pyproject: str, _stamp) -> Config | None:
         warnings=warnings)
 
 
-def find(start: str, cache: dict[str, Config] | None = None) -> Config:
+def find(start: str, cache: dict[str, Config] | None = None,
+         is_file: bool | None = None) -> Config:
     """The configuration that applies to ``start`` (a file or directory):
     the nearest enclosing pyproject.toml with a [tool.graphmend] table.
     ``cache``: a dict kept for one run (directory -> its configuration), so
-    a tree of thousands of files looks each directory up once."""
+    a tree of thousands of files looks each directory up once. ``is_file``:
+    what the caller knows ``start`` is (None: look)."""
     directory = os.path.abspath(start)
-    if not os.path.isdir(directory):
+    if is_file or (is_file is None and not os.path.isdir(directory)):
         directory = os.path.dirname(directory)
     visited = []
     found = None
