@@ -560,6 +560,33 @@ TEST(SemanticRegions, SubmoduleForwardOnlyReachedThroughCalls) {
 
 // ------------------------------------------------------------ tensor facts
 
+TEST(SemanticFacts, NestedEnumerateAndZipTargets) {
+  // `for i, (x, y) in enumerate(zip(xs, ys))`: each name gets the element
+  // of its own iterable, however the targets nest.
+  auto a = analyze(
+      "import torch\n"
+      "def f(xs: torch.Tensor, ys: torch.Tensor, names: list):\n"
+      "    for i, (x, n) in enumerate(zip(xs, names)):\n"
+      "        pass\n"
+      "    for (j, y), m in zip(enumerate(ys), names):\n"
+      "        pass\n"
+      "    for k, (p, *rest) in enumerate(zip(xs, ys, ys)):\n"
+      "        pass\n"
+      "    for u, v in zip(xs, ys):\n"
+      "        pass\n");
+  auto fk = [&](std::string_view nm) { return a->model.fact(a->name(nm, 0)).kind; };
+  EXPECT_EQ(fk("x"), TensorKind::Tensor);
+  EXPECT_EQ(fk("y"), TensorKind::Tensor);
+  EXPECT_EQ(fk("u"), TensorKind::Tensor);
+  EXPECT_EQ(fk("v"), TensorKind::Tensor);
+  EXPECT_EQ(fk("i"), TensorKind::NotTensor);
+  EXPECT_EQ(fk("j"), TensorKind::NotTensor);
+  EXPECT_NE(fk("n"), TensorKind::Tensor);
+  EXPECT_NE(fk("m"), TensorKind::Tensor);
+  // three iterables for two targets: not unpacked by position
+  EXPECT_NE(fk("p"), TensorKind::Tensor);
+}
+
 TEST(SemanticFacts, SourcesAndPropagation) {
   auto a = analyze(
       "import torch\n"

@@ -447,33 +447,31 @@ class FactsPass {
     v = m_.facts_[b.source.index];
     int level = depth - 1;  // path[level] is the target at the current level
     if (iterating) {
-      // enumerate / zip with a tuple target
-      const NodeId src = b.source;
-      if (depth >= 2 && t_.kind(path[depth - 1]) == NodeKind::Tuple &&
-          t_.kind(src) == NodeKind::Call) {
+      // enumerate / zip with a tuple target, nested as deep as the target
+      // is (`for i, (x, y) in enumerate(zip(xs, ys))`): path[level] binds
+      // the items of `src`.
+      NodeId src = b.source;
+      while (level >= 1 && t_.kind(path[level]) == NodeKind::Tuple &&
+             t_.kind(src) == NodeKind::Call) {
         const auto& plan = plan_of(src);
+        if (plan.kind != CallPlan::Builtin) break;
         auto args = t_.children(src, GM_F(Call, args));
-        auto elts = t_.children(path[depth - 1], GM_F(Tuple, elts));
+        auto elts = t_.children(path[level], GM_F(Tuple, elts));
         std::size_t idx = 0;
-        while (idx < elts.size() && elts[idx] != path[depth - 2]) ++idx;
-        if (plan.kind == CallPlan::Builtin && plan.name == "enumerate" && elts.size() == 2 &&
-            !args.empty()) {
-          v = idx == 0 ? other(RF::kInt) : elem_of(m_.facts_[args[0].index]);
-          level = depth - 2;
-          return descend(v, path, level);
+        while (idx < elts.size() && elts[idx] != path[level - 1]) ++idx;
+        if (plan.name == "enumerate" && elts.size() == 2 && !args.empty()) {
+          if (idx == 0) return descend(other(RF::kInt), path, level - 1);
+          src = args[0];
+        } else if (plan.name == "zip" && idx < args.size() && elts.size() == args.size() &&
+                   std::none_of(args.begin(), args.end(),
+                                [&](NodeId a) { return t_.kind(a) == NodeKind::Starred; })) {
+          src = args[idx];
+        } else {
+          break;
         }
-        if (plan.kind == CallPlan::Builtin && plan.name == "zip" && idx < args.size() &&
-            elts.size() == args.size()) {
-          bool starred = false;
-          for (NodeId a : args) starred |= t_.kind(a) == NodeKind::Starred;
-          if (!starred) {
-            v = elem_of(m_.facts_[args[idx].index]);
-            level = depth - 2;
-            return descend(v, path, level);
-          }
-        }
+        --level;
       }
-      v = elem_of(v);
+      return descend(elem_of(m_.facts_[src.index]), path, level);
     }
     return descend(v, path, level);
   }
