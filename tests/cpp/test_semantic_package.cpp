@@ -183,6 +183,59 @@ TEST(PackageRegions, CallReachesTheCallablesAModuleMakesNotEveryClass) {
   EXPECT_EQ(r[3], Names{});
 }
 
+TEST(PackageRegions, MethodOfAnAttributeTheClassConstructsReachesThatClassOnly) {
+  // ConsistencyDecoderVAE.decode in diffusers: `self.scheduler.set_timesteps()`
+  // on the scheduler its __init__ makes runs that scheduler's method, not the
+  // set_timesteps of every scheduler in the package.
+  const std::vector<Module> pkg = {
+      {"d", true, ""},
+      {"d.schedulers", false,
+       "class SchedulerMixin:\n"
+       "    def step(self, x):\n"
+       "        return x\n"
+       "class ConsistencyScheduler(SchedulerMixin):\n"
+       "    def set_timesteps(self, n):\n"
+       "        self.n = n\n"
+       "class EulerScheduler(SchedulerMixin):\n"
+       "    def set_timesteps(self, n):\n"
+       "        self.n = n\n"
+       "    def step(self, x):\n"
+       "        return x\n"},
+      {"d.vae", false,
+       "from torch import nn\n"
+       "from .schedulers import ConsistencyScheduler\n"
+       "class VAE(nn.Module):\n"
+       "    def __init__(self):\n"
+       "        super().__init__()\n"
+       "        self.scheduler = ConsistencyScheduler()\n"
+       "    def forward(self, x):\n"
+       "        self.scheduler.set_timesteps(4)\n"
+       "        return self.scheduler.step(x)\n"},
+  };
+  const auto r = roots(pkg);
+  // step: found in the constructed class's base; EulerScheduler's own step
+  // and set_timesteps are not reached.
+  EXPECT_EQ(r[1], (Names{"ConsistencyScheduler.set_timesteps", "SchedulerMixin.step"}));
+
+  // A second store that is not a construction (reset) keeps the call on
+  // any method of that name.
+  const std::vector<Module> calls_other = {pkg[0],
+                                           pkg[1],
+                                           {"d.vae", false,
+                                            "from torch import nn\n"
+                                            "from .schedulers import ConsistencyScheduler\n"
+                                            "class VAE(nn.Module):\n"
+                                            "    def __init__(self):\n"
+                                            "        super().__init__()\n"
+                                            "        self.other = ConsistencyScheduler()\n"
+                                            "    def reset(self, s):\n"
+                                            "        self.other = s\n"
+                                            "    def forward(self, x):\n"
+                                            "        return self.other.set_timesteps(x)\n"}};
+  EXPECT_EQ(roots(calls_other)[1],
+            (Names{"ConsistencyScheduler.set_timesteps", "EulerScheduler.set_timesteps"}));
+}
+
 TEST(PackageRegions, IncludeOwnListsTheModulesOwnRegions) {
   const auto r = roots(kPackage, /*include_own=*/true);
   EXPECT_EQ(r[1], (Names{"Net.forward"}));

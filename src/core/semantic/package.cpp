@@ -215,6 +215,47 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
     }
   };
 
+  // `self.x` whose every value in the class (and its in-file bases) is a
+  // call of a name from another file, `Cls(...)`: those names, absolute;
+  // empty when any store is something else (an unpacking, `+=`, a value
+  // that is not such a call) or x is never set.
+  SymbolTable<std::uint32_t> self_stores;  // stores to self.<attr>, by (class, attr)
+  bool counted_stores = false;
+  auto constructed_elsewhere = [&](NodeId obj) -> std::vector<std::string> {
+    if (t.kind(obj) != NodeKind::Attribute) return {};
+    const std::uint32_t c = m.self_class(t.child(obj, GM_F(Attribute, value)));
+    if (c == kNone) return {};
+    if (!counted_stores) {
+      counted_stores = true;
+      for (NodeId n : m.postorder_)
+        if (t.kind(n) == NodeKind::Attribute &&
+            static_cast<NodeKind>(t.field(n, GM_F(Attribute, ctx)).a) == NodeKind::Store)
+          if (const std::uint32_t sc = m.self_class(t.child(n, GM_F(Attribute, value)));
+              sc != kNone)
+            ++self_stores[SymbolKey::of(sc, t.text(t.field(n, GM_F(Attribute, attr))))];
+    }
+    const std::string_view attr = t.text(t.field(obj, GM_F(Attribute, attr)));
+    std::vector<std::uint32_t> owners{c};
+    for (std::size_t i = 0; i < owners.size() && i < 64; ++i)
+      for (std::uint32_t b : m.classes_[owners[i]].bases) push_unique(owners, b);
+    std::size_t stores = 0;
+    for (std::uint32_t o : owners)
+      if (const std::uint32_t* k = self_stores.find(SymbolKey::of(o, attr))) stores += *k;
+    const auto infos = m.attrs_in(owners, attr);
+    if (infos.empty() || infos.size() != stores) return {};
+    std::vector<std::string> out;
+    for (std::uint32_t i : infos) {
+      const Model::AttrInfo& a = m.attrs_[i];
+      if (a.container || a.tensor || a.value_class != kNone || !a.value ||
+          t.kind(a.value) != NodeKind::Call)
+        return {};
+      const auto q = m.qualified_name(t.child(a.value, GM_F(Call, func)));
+      if (!q || !worth_following(*q)) return {};
+      push_unique(out, abs(*q));
+    }
+    return out;
+  };
+
   std::vector<NodeId> callees;
   for (NodeId n : m.postorder_) {
     const NodeKind k = t.kind(n);
@@ -251,6 +292,9 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
           const std::uint32_t c = m.method_class(NodeId{owner_def});
           if (c != kNone)
             push_unique(fs.self_calls, FunctionSummary::SelfCall{c, std::move(method), true});
+        } else if (auto classes = constructed_elsewhere(obj); !classes.empty()) {
+          push_unique(fs.typed_calls,
+                      FunctionSummary::TypedCall{std::move(classes), std::move(method)});
         } else if (!m.qualified_name(obj) && tensor_method(method).ret == Ret::Unknown) {
           push_unique(fs.methods, std::move(method));
         }
@@ -422,13 +466,32 @@ class PackageWalk {
           reach_global(m, it->second);
       for (const auto& q : fs.external) reach_target(resolve(q, 0));
       for (const auto& sc : fs.self_calls) inherited(m, sc.cls, sc.method, sc.skip_self, 0);
-      for (const auto& name : fs.methods)
-        if (auto it = by_method_.find(name); it != by_method_.end())
-          for (const auto& [mm, ff] : it->second) reach(mm, ff);
+      for (const auto& name : fs.methods) reach_by_name(name);
+      for (const auto& tc : fs.typed_calls) {
+        // Each class found in the package: its own method (or a base's);
+        // a name that is not a package class: any method of that name.
+        const bool all_classes = std::all_of(tc.classes.begin(), tc.classes.end(), [&](auto& q) {
+          const Target t = resolve(q, 0);
+          return t.kind == Kind::Class && t.method.empty();
+        });
+        if (!all_classes) {
+          reach_by_name(tc.method);
+          continue;
+        }
+        for (const auto& q : tc.classes) {
+          const Target t = resolve(q, 0);
+          inherited(t.module, t.id, tc.method, false, 0);
+        }
+      }
       for (const auto& name : fs.attributes)
         if (auto it = by_property_.find(name); it != by_property_.end())
           for (const auto& [mm, ff] : it->second) reach(mm, ff);
     }
+  }
+
+  void reach_by_name(const std::string& method) {
+    if (auto it = by_method_.find(method); it != by_method_.end())
+      for (const auto& [mm, ff] : it->second) reach(mm, ff);
   }
 
   void reach_target(const Target& t) {

@@ -12,7 +12,9 @@
 //      same may-call edges the one-file region walk follows), what they reach
 //      outside the file (imported names called, referenced, loaded or used as
 //      decorators; `self.m()` not found in the file's classes; method calls on
-//      receivers nothing in the file resolves), classes with their bases as
+//      receivers nothing in the file resolves; on `self.x` that the class
+//      only ever sets to instances of classes from other files, the class
+//      names), classes with their bases as
 //      absolute names, and module-level values that hold function references;
 //   2. package_roots runs one worklist over all summaries, seeded with every
 //      module's own regions, and returns per module the functions compiled
@@ -55,6 +57,15 @@ struct FunctionSummary {
     friend bool operator==(const SelfCall&, const SelfCall&) = default;
   };
   std::vector<SelfCall> self_calls;   // `self.m()` not found in the file
+  // `self.x.m()` where every value the class gives `self.x` constructs a
+  // class named outside this file: m of those classes only, not every
+  // package method called m (when each name is a package class).
+  struct TypedCall {
+    std::vector<std::string> classes;  // absolute names
+    std::string method;
+    friend bool operator==(const TypedCall&, const TypedCall&) = default;
+  };
+  std::vector<TypedCall> typed_calls;
 };
 
 struct ClassSummary {
