@@ -183,6 +183,38 @@ TEST(PackageRegions, CallReachesTheCallablesAModuleMakesNotEveryClass) {
   EXPECT_EQ(r[3], Names{});
 }
 
+TEST(PackageRegions, CallReachesTheProcessorClassAModuleBodyNames) {
+  // diffusers' attention classes: `_default_processor_cls = LTXProcessor` in
+  // the class body, `self._default_processor_cls()` in __init__, the
+  // instance called in forward.
+  const std::vector<Module> pkg = {
+      {"d", true, ""},
+      {"d.processors", false,
+       "class ExternalProcessor:\n"
+       "    def __call__(self, attn, x):\n"
+       "        return x\n"},
+      {"d.attention", false,
+       "from torch import nn\n"
+       "from .processors import ExternalProcessor\n"
+       "def rotate(x):\n"
+       "    return x\n"
+       "class LocalProcessor:\n"
+       "    def __call__(self, attn, x):\n"
+       "        return rotate(x)\n"
+       "class Attention(nn.Module):\n"
+       "    _default_processor_cls = LocalProcessor\n"
+       "    _available = [ExternalProcessor]\n"
+       "    def __init__(self):\n"
+       "        super().__init__()\n"
+       "        self.processor = self._default_processor_cls()\n"
+       "    def forward(self, x):\n"
+       "        return self.processor(self, x)\n"},
+  };
+  const auto r = roots(pkg);
+  EXPECT_EQ(r[1], Names{"ExternalProcessor.__call__"});
+  EXPECT_EQ(r[2], (Names{"LocalProcessor.__call__", "rotate"}));
+}
+
 TEST(PackageRegions, MethodOfAnAttributeTheClassConstructsReachesThatClassOnly) {
   // ConsistencyDecoderVAE.decode in diffusers: `self.scheduler.set_timesteps()`
   // on the scheduler its __init__ makes runs that scheduler's method, not the

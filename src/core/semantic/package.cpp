@@ -307,8 +307,7 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
       const std::uint32_t c = m.class_of_def(m.scopes_[s].node);
       if (c == kNone) continue;
       ClassSummary& cs = out.classes[c];
-      std::vector<std::uint32_t> ignored_classes;
-      record_load(n, Sink{&cs.body_functions, &ignored_classes, &cs.body_external, nullptr});
+      record_load(n, Sink{&cs.body_functions, &cs.body_classes, &cs.body_external, nullptr});
     } else if (m.scopes_[s].kind == ScopeKind::Module) {
       const NodeId stmt = top_statement(n);
       if (!stmt) continue;
@@ -408,22 +407,29 @@ class PackageWalk {
     // pipeline, trainer, tokenizer and processor a region. The callable
     // objects compiled code calls without creating them are those an
     // nn.Module's own methods make (`self.processor = AttnProcessor()` in
-    // its __init__): their classes' `__call__` is reached.
+    // its __init__, or `self._default_processor_cls()` of a class the
+    // module's body names): their classes' `__call__` is reached.
     if (!work_.empty()) {
       for (std::uint32_t i = 0; i < mods_.size(); ++i)
         for (const auto& c : mods_[i].classes)
           for (const auto& [name, f] : c.methods)
             if (special_at_run_time(name)) reach(i, f);
+      auto call_of = [&](const std::string& q) {
+        if (const Target t = resolve(q, 0); t.kind == Kind::Class && t.method.empty())
+          inherited(t.module, t.id, "__call__", false, 0);
+      };
       for (std::uint32_t i = 0; i < mods_.size(); ++i)
-        for (std::uint32_t c = 0; c < mods_[i].classes.size(); ++c)
-          if (module_like(i, c, 0))
-            for (const auto& [name, f] : mods_[i].classes[c].methods) {
-              const FunctionSummary& fs = mods_[i].functions[f];
-              for (std::uint32_t made : fs.classes) inherited(i, made, "__call__", false, 0);
-              for (const auto& q : fs.external)
-                if (const Target t = resolve(q, 0); t.kind == Kind::Class && t.method.empty())
-                  inherited(t.module, t.id, "__call__", false, 0);
-            }
+        for (std::uint32_t c = 0; c < mods_[i].classes.size(); ++c) {
+          if (!module_like(i, c, 0)) continue;
+          const ClassSummary& cs = mods_[i].classes[c];
+          for (std::uint32_t named : cs.body_classes) inherited(i, named, "__call__", false, 0);
+          for (const auto& q : cs.body_external) call_of(q);
+          for (const auto& [name, f] : cs.methods) {
+            const FunctionSummary& fs = mods_[i].functions[f];
+            for (std::uint32_t made : fs.classes) inherited(i, made, "__call__", false, 0);
+            for (const auto& q : fs.external) call_of(q);
+          }
+        }
     }
     drain();
     std::vector<std::vector<std::string>> out(mods_.size());

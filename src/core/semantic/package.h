@@ -77,6 +77,8 @@ struct ClassSummary {
   // Function references in the class body outside methods (a registry dict).
   std::vector<std::uint32_t> body_functions;
   std::vector<std::string> body_external;
+  // In-file classes the body refers to (`_default_processor_cls = AttnProcessor`).
+  std::vector<std::uint32_t> body_classes;
 };
 
 struct GlobalSummary {
