@@ -297,10 +297,7 @@ class FactsPass {
       if (p.self_cls != kNone) {
         const std::string_view attr = t_.text(t_.field(node, GM_F(Attribute, attr)));
         p.method = static_cast<bool>(m_.find_method(p.self_cls, attr, false));
-        std::vector<std::uint32_t> owners{p.self_cls};
-        for (std::size_t i = 0; i < owners.size() && i < 64; ++i)
-          for (std::uint32_t b : m_.classes_[owners[i]].bases)
-            if (std::find(owners.begin(), owners.end(), b) == owners.end()) owners.push_back(b);
+        const std::vector<std::uint32_t> owners = m_.with_in_file_bases(p.self_cls);
         for (std::uint32_t i : m_.attrs_in(owners, attr))
           if (!m_.attrs_[i].container) p.infos.push_back(i);
         // class attributes (x = 1 in the class body), first in MRO order
@@ -870,10 +867,7 @@ class FactsPass {
     const std::uint32_t c = m_.self_class(self_expr);
     if (c == kNone) return false;
     const std::string_view attr = t_.text(t_.field(attr_node, GM_F(Attribute, attr)));
-    std::vector<std::uint32_t> owners{c};
-    for (std::size_t i = 0; i < owners.size() && i < 64; ++i)
-      for (std::uint32_t b : m_.classes_[owners[i]].bases)
-        if (std::find(owners.begin(), owners.end(), b) == owners.end()) owners.push_back(b);
+    const std::vector<std::uint32_t> owners = m_.with_in_file_bases(c);
     bool any = false, complete = true;
     for (std::uint32_t i : m_.attrs_in(owners, attr)) {
       const auto& a = m_.attrs_[i];

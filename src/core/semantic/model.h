@@ -349,6 +349,9 @@ class Model {
   bool one_element_impl(NodeId expr, int depth) const;
   TensorEvidence runtime_evidence(std::string_view qualified, NodeId call, int depth) const;
   NodeId dtype_root(NodeId expr, int depth) const;
+  // `cls` and its in-file bases, breadth first, each once (the owners
+  // whose `self.<attr>` stores a method of `cls` can see).
+  std::vector<std::uint32_t> with_in_file_bases(std::uint32_t cls) const;
   // The attrs_ ids of `attr` in any of the classes `owners`, ascending: an
   // index lookup per owner instead of a scan of every attribute of the file.
   std::vector<std::uint32_t> attrs_in(const std::vector<std::uint32_t>& owners,

@@ -235,9 +235,7 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
             ++self_stores[SymbolKey::of(sc, t.text(t.field(n, GM_F(Attribute, attr))))];
     }
     const std::string_view attr = t.text(t.field(obj, GM_F(Attribute, attr)));
-    std::vector<std::uint32_t> owners{c};
-    for (std::size_t i = 0; i < owners.size() && i < 64; ++i)
-      for (std::uint32_t b : m.classes_[owners[i]].bases) push_unique(owners, b);
+    const std::vector<std::uint32_t> owners = m.with_in_file_bases(c);
     std::size_t stores = 0;
     for (std::uint32_t o : owners)
       if (const std::uint32_t* k = self_stores.find(SymbolKey::of(o, attr))) stores += *k;

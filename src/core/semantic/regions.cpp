@@ -111,12 +111,7 @@ void Model::instance_classes(NodeId expr, std::vector<std::uint32_t>& out, bool*
   auto attr_of = [&](NodeId self_expr, std::string_view attr, bool want_container) {
     const std::uint32_t c = self_class(self_expr);
     if (c == kNone) return;
-    // c and its in-file bases
-    std::vector<std::uint32_t> owners{c};
-    for (std::size_t i = 0; i < owners.size() && i < 64; ++i)
-      for (std::uint32_t b : classes_[owners[i]].bases)
-        if (std::find(owners.begin(), owners.end(), b) == owners.end()) owners.push_back(b);
-    for (std::uint32_t i : attrs_in(owners, attr)) {
+    for (std::uint32_t i : attrs_in(with_in_file_bases(c), attr)) {
       const AttrInfo& a = attrs_[i];
       if (a.container != want_container) continue;
       add(a.value_class);
@@ -456,6 +451,14 @@ void Analyzer::build_classes(Model& m) {
 
 bool Model::assigns_self_attr(std::string_view attr) const {
   return std::binary_search(self_stores_.begin(), self_stores_.end(), attr);
+}
+
+std::vector<std::uint32_t> Model::with_in_file_bases(std::uint32_t cls) const {
+  std::vector<std::uint32_t> owners{cls};
+  for (std::size_t i = 0; i < owners.size() && i < 64; ++i)
+    for (std::uint32_t b : classes_[owners[i]].bases)
+      if (std::find(owners.begin(), owners.end(), b) == owners.end()) owners.push_back(b);
+  return owners;
 }
 
 std::vector<std::uint32_t> Model::attrs_in(const std::vector<std::uint32_t>& owners,
