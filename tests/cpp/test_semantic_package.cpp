@@ -215,6 +215,67 @@ TEST(PackageRegions, CallReachesTheProcessorClassAModuleBodyNames) {
   EXPECT_EQ(r[2], (Names{"LocalProcessor.__call__", "rotate"}));
 }
 
+TEST(PackageRegions, ARegistryClassReachesTheFunctionsItsMethodDecorates) {
+  // diffusers' attention backends: `@Registry.register(name)` files each
+  // backend in a class-level dict; the forward picks one out of
+  // `Registry._backends`. Not reached: what a class no compiled code loads
+  // decorates, and a decorator that is no method of its class.
+  const std::vector<Module> pkg = {
+      {"d", true, ""},
+      {"d.registry", false,
+       "class Base:\n"
+       "    _backends = {}\n"
+       "    @classmethod\n"
+       "    def register(cls, name):\n"
+       "        def decorator(func):\n"
+       "            cls._backends[name] = func\n"
+       "            return func\n"
+       "        return decorator\n"
+       "class Registry(Base):\n"
+       "    pass\n"
+       "class Other:\n"
+       "    pass\n"},
+      {"d.backends", false,
+       "from torch import nn\n"
+       "from .registry import Registry, Other\n"
+       "def helper(q):\n"
+       "    return q\n"
+       "@Registry.register('native')\n"
+       "def native(q):\n"
+       "    return helper(q)\n"
+       "@Other.wrap('x')\n"
+       "def not_filed(q):\n"
+       "    return q\n"
+       "class Local:\n"
+       "    @staticmethod\n"
+       "    def add(f):\n"
+       "        return f\n"
+       "@Local.add\n"
+       "def local_backend(q):\n"
+       "    return q\n"
+       "class Unloaded:\n"
+       "    @staticmethod\n"
+       "    def add(f):\n"
+       "        return f\n"
+       "@Unloaded.add\n"
+       "def unused_backend(q):\n"
+       "    return q\n"
+       "class Block(nn.Module):\n"
+       "    def forward(self, q):\n"
+       "        return Local\n"},
+      {"d.model", false,
+       "from torch import nn\n"
+       "from .registry import Registry\n"
+       "from .backends import Local\n"
+       "class Attention(nn.Module):\n"
+       "    def forward(self, q):\n"
+       "        return Registry._backends.get('native')(q)\n"},
+  };
+  const auto r = roots(pkg);
+  EXPECT_EQ(r[1], (Names{"Base.register", "Base.register.decorator"}));
+  EXPECT_EQ(r[2], (Names{"Local.add", "helper", "local_backend", "native"}));
+}
+
 TEST(PackageRegions, MethodOfAnAttributeTheClassConstructsReachesThatClassOnly) {
   // ConsistencyDecoderVAE.decode in diffusers: `self.scheduler.set_timesteps()`
   // on the scheduler its __init__ makes runs that scheduler's method, not the

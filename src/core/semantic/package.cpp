@@ -3,6 +3,7 @@
 #include "semantic/package.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "semantic/analyzer.h"
@@ -332,6 +333,27 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
     }
   }
 
+  // `Name.method` where Name is a class of this file or an imported name:
+  // the name's absolute name and the method (whether it names a class and
+  // its method is decided package-wide, by the walk).
+  auto registry_method = [&](NodeId e) -> std::optional<std::pair<std::string, std::string>> {
+    if (t.kind(e) != NodeKind::Attribute) return std::nullopt;
+    const NodeId recv = t.child(e, GM_F(Attribute, value));
+    if (t.kind(recv) != NodeKind::Name) return std::nullopt;
+    const Binding* rb = m.resolve(recv);
+    if (!rb) return std::nullopt;
+    std::string cls;
+    if (rb->kind == BindingKind::ClassDef && rb->scope == 0 &&
+        m.scopes_[0].kind == ScopeKind::Module)
+      cls = out.module + "." + std::string(rb->name);
+    else if ((rb->kind == BindingKind::Import || rb->kind == BindingKind::ImportFrom) &&
+             !rb->qualified.empty())
+      cls = abs(rb->qualified);
+    else
+      return std::nullopt;
+    return std::pair{cls, std::string(t.text(t.field(e, GM_F(Attribute, attr))))};
+  };
+
   // Decorators: reaching a decorated function reaches what the decorator
   // returns (its wrapper is nested in the decorator, or a factory's result).
   for (const Binding& b : m.bindings_) {
@@ -343,6 +365,11 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
     for (NodeId d : t.children(b.node, GM_F(FunctionDef, decorator_list))) {
       const NodeId e = t.kind(d) == NodeKind::Call ? t.child(d, GM_F(Call, func)) : d;
       record_load(e, Sink{&fs.next, &ignored_classes, &fs.external, nullptr});
+      if (auto q = registry_method(e)) {
+        // an in-file class's method, which record_load does not name
+        push_unique(fs.external, q->first + "." + q->second);
+        out.registrations.push_back({std::move(q->first), std::move(q->second), f});
+      }
     }
   }
   return out;
@@ -366,11 +393,13 @@ class PackageWalk {
     reached_.resize(mods.size());
     class_reached_.resize(mods.size());
     global_reached_.resize(mods.size());
+    registered_.resize(mods.size());
     index_.resize(mods.size());
     for (std::uint32_t i = 0; i < mods.size(); ++i) {
       module_id_[mods[i].module] = i;
       reached_[i].assign(mods[i].functions.size(), false);
       class_reached_[i].assign(mods[i].classes.size(), false);
+      registered_[i].resize(mods[i].classes.size());
       global_reached_[i].assign(mods[i].globals.size(), false);
       auto& ix = index_[i];
       for (std::uint32_t f = 0; f < mods[i].functions.size(); ++f)
@@ -390,6 +419,13 @@ class PackageWalk {
   }
 
   std::vector<std::vector<std::string>> run(bool include_own) {
+    // A decorator `@R.m(...)` files the function in class R when m is R's
+    // method (its own or a base's); anything else decorates only.
+    for (std::uint32_t i = 0; i < mods_.size(); ++i)
+      for (const auto& r : mods_[i].registrations)
+        if (const Target t = resolve(r.cls, 0);
+            whole_class(t) && find_method(t.module, t.id, r.method, false, 0))
+          registered_[t.module][t.id].push_back({i, r.function});
     for (std::uint32_t i = 0; i < mods_.size(); ++i)
       for (std::uint32_t f = 0; f < mods_[i].functions.size(); ++f)
         if (mods_[i].functions[f].region) reach(i, f);
@@ -413,7 +449,7 @@ class PackageWalk {
           for (const auto& [name, f] : c.methods)
             if (special_at_run_time(name)) reach(i, f);
       auto call_of = [&](const std::string& q) {
-        if (const Target t = resolve(q, 0); t.kind == Kind::Class && t.method.empty())
+        if (const Target t = resolve(q, 0); whole_class(t))
           inherited(t.module, t.id, "__call__", false, 0);
       };
       for (std::uint32_t i = 0; i < mods_.size(); ++i)
@@ -474,10 +510,8 @@ class PackageWalk {
       for (const auto& tc : fs.typed_calls) {
         // Each class found in the package: its own method (or a base's);
         // a name that is not a package class: any method of that name.
-        const bool all_classes = std::all_of(tc.classes.begin(), tc.classes.end(), [&](auto& q) {
-          const Target t = resolve(q, 0);
-          return t.kind == Kind::Class && t.method.empty();
-        });
+        const bool all_classes = std::all_of(tc.classes.begin(), tc.classes.end(),
+                                             [&](auto& q) { return whole_class(resolve(q, 0)); });
         if (!all_classes) {
           reach_by_name(tc.method);
           continue;
@@ -523,10 +557,9 @@ class PackageWalk {
     for (std::uint32_t f : cs.body_functions) reach(m, f);
     for (const auto& q : cs.body_external) reach_target(resolve(q, 0));
     for (std::uint32_t b : cs.bases) reach_class(m, b);
-    for (const auto& q : cs.external_bases) {
-      const Target t = resolve(q, 0);
-      if (t.kind == Kind::Class && t.method.empty()) reach_class(t.module, t.id);
-    }
+    for (const auto& q : cs.external_bases)
+      if (const Target t = resolve(q, 0); whole_class(t)) reach_class(t.module, t.id);
+    for (const auto& [mm, f] : registered_[m][c]) reach(mm, f);
   }
 
   void reach_global(std::uint32_t m, std::uint32_t g) {
@@ -541,26 +574,30 @@ class PackageWalk {
 
   // The first definition of `method` in class c and its bases (left to
   // right, depth first; in-file and across files), reached.
-  bool inherited(std::uint32_t m, std::uint32_t c, const std::string& method, bool skip_self,
+  void inherited(std::uint32_t m, std::uint32_t c, const std::string& method, bool skip_self,
                  int depth) {
-    if (depth > 32) return false;
+    if (auto found = find_method(m, c, method, skip_self, depth))
+      reach(found->first, found->second);
+  }
+
+  std::optional<std::pair<std::uint32_t, std::uint32_t>> find_method(std::uint32_t m,
+                                                                     std::uint32_t c,
+                                                                     const std::string& method,
+                                                                     bool skip_self, int depth) {
+    if (depth > 32) return std::nullopt;
     const ClassSummary& cs = mods_[m].classes[c];
     if (!skip_self)
       for (const auto& [name, f] : cs.methods)
-        if (name == method) {
-          reach(m, f);
-          return true;
-        }
+        if (name == method) return std::pair{m, f};
     for (std::uint32_t b : cs.bases)
-      if (inherited(m, b, method, false, depth + 1)) return true;
-    for (const auto& q : cs.external_bases) {
-      const Target t = resolve(q, 0);
-      if (t.kind == Kind::Class && t.method.empty() &&
-          inherited(t.module, t.id, method, false, depth + 1))
-        return true;
-    }
-    return false;
+      if (auto found = find_method(m, b, method, false, depth + 1)) return found;
+    for (const auto& q : cs.external_bases)
+      if (const Target t = resolve(q, 0); whole_class(t))
+        if (auto found = find_method(t.module, t.id, method, false, depth + 1)) return found;
+    return std::nullopt;
   }
+
+  static bool whole_class(const Target& t) { return t.kind == Kind::Class && t.method.empty(); }
 
   bool module_like(std::uint32_t m, std::uint32_t c, int depth) {
     if (depth > 32) return false;
@@ -568,11 +605,9 @@ class PackageWalk {
     if (cs.module_like) return true;
     for (std::uint32_t b : cs.bases)
       if (module_like(m, b, depth + 1)) return true;
-    for (const auto& q : cs.external_bases) {
-      const Target t = resolve(q, 0);
-      if (t.kind == Kind::Class && t.method.empty() && module_like(t.module, t.id, depth + 1))
+    for (const auto& q : cs.external_bases)
+      if (const Target t = resolve(q, 0); whole_class(t) && module_like(t.module, t.id, depth + 1))
         return true;
-    }
     return false;
   }
 
@@ -635,6 +670,8 @@ class PackageWalk {
   std::unordered_map<std::string, std::vector<std::pair<std::uint32_t, std::uint32_t>>> by_method_,
       by_property_;
   std::vector<std::vector<bool>> reached_, class_reached_, global_reached_;
+  // per class: the functions its methods decorate (module, function id)
+  std::vector<std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>>> registered_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> work_;
   std::unordered_map<std::string, Target> memo_;
 };

@@ -15,7 +15,8 @@
 //      receivers nothing in the file resolves; on `self.x` that the class
 //      only ever sets to instances of classes from other files, the class
 //      names), classes with their bases as
-//      absolute names, and module-level values that hold function references;
+//      absolute names, module-level values that hold function references,
+//      and functions a class's method decorates (a decorator-filled registry);
 //   2. package_roots runs one worklist over all summaries, seeded with every
 //      module's own regions, and returns per module the functions compiled
 //      code reaches that its one-file analysis did not make regions.
@@ -95,6 +96,15 @@ struct ModuleSummary {
   // Module-level `Cls.name = f` (a function installed as a method elsewhere,
   // like transformers' `logging.Logger.warning_once = warning_once`).
   std::vector<std::pair<std::string, std::uint32_t>> installed_methods;
+  // Functions decorated by a method of a class, `@Registry.register(...)`:
+  // the decorator files them in the class (a backend table), so code that
+  // loads the class may call them, as it may call a registry dict's values.
+  struct Registration {
+    std::string cls;     // absolute "pkg.mod.Registry"
+    std::string method;  // "register"
+    std::uint32_t function;
+  };
+  std::vector<Registration> registrations;
   std::vector<ClassSummary> classes;
   std::vector<GlobalSummary> globals;
 };
