@@ -121,8 +121,9 @@ TEST(PackageRegions, OneFileAloneGetsNothingExtra) {
 }
 
 TEST(PackageRegions, NothingCompiledReachesNoSpecialMethod) {
-  // A package without torch (the standard library's shape): special methods
-  // run on operators, but no compiled code runs them.
+  // Special methods run on operators over the objects compiled code
+  // handles. A package without torch (the standard library's shape): no
+  // compiled code runs them.
   const std::vector<Module> plain = {
       {"lib", true, "from .box import Box\n"},
       {"lib.box", false,
@@ -134,14 +135,31 @@ TEST(PackageRegions, NothingCompiledReachesNoSpecialMethod) {
        "    return i\n"},
   };
   for (const auto& r : roots(plain, /*include_own=*/true)) EXPECT_TRUE(r.empty());
-  // The same package beside a compiled forward: they are reached.
+  // Beside a compiled forward that never sees a Box (a dataset's
+  // __getitem__ beside a model): still not reached.
   std::vector<Module> with_model = plain;
   with_model.push_back({"lib.net", false,
                         "from torch import nn\n"
                         "class Net(nn.Module):\n"
                         "    def forward(self, x):\n"
                         "        return x\n"});
-  EXPECT_EQ(roots(with_model)[1], (Names{"Box.__getitem__", "helper"}));
+  EXPECT_EQ(roots(with_model)[1], Names{});
+  // A module given a Box (its signature names the class), one that makes
+  // one in __init__, and a forward that builds one: reached each time, and
+  // a base's special methods with the class's.
+  for (const char* net : {"    def forward(self, x: Box):\n        return x[0]\n",
+                          "    def __init__(self):\n        super().__init__()\n"
+                          "        self.box = Box()\n"
+                          "    def forward(self, x):\n        return self.box[x]\n",
+                          "    def forward(self, x):\n        return Box()[x]\n"}) {
+    std::vector<Module> sees = plain;
+    sees[1].text += "class Tagged(Box):\n    def __len__(self):\n        return 1\n";
+    sees.push_back({"lib.net", false,
+                    std::string("from torch import nn\nfrom .box import Tagged as Box\n"
+                                "class Net(nn.Module):\n") +
+                        net});
+    EXPECT_EQ(roots(sees)[1], (Names{"Box.__getitem__", "Tagged.__len__", "helper"})) << net;
+  }
 }
 
 // Calling an object runs its class's __call__; compiled code calls the

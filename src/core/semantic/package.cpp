@@ -392,6 +392,7 @@ class PackageWalk {
   explicit PackageWalk(std::span<const ModuleSummary> mods) : mods_(mods) {
     reached_.resize(mods.size());
     class_reached_.resize(mods.size());
+    specials_reached_.resize(mods.size());
     global_reached_.resize(mods.size());
     registered_.resize(mods.size());
     index_.resize(mods.size());
@@ -399,6 +400,7 @@ class PackageWalk {
       module_id_[mods[i].module] = i;
       reached_[i].assign(mods[i].functions.size(), false);
       class_reached_[i].assign(mods[i].classes.size(), false);
+      specials_reached_[i].assign(mods[i].classes.size(), false);
       registered_[i].resize(mods[i].classes.size());
       global_reached_[i].assign(mods[i].globals.size(), false);
       auto& ix = index_[i];
@@ -434,37 +436,34 @@ class PackageWalk {
       for (std::uint32_t c = 0; c < mods_[i].classes.size(); ++c)
         if (!mods_[i].classes[c].module_like && module_like(i, c, 0))
           inherited(i, c, "forward", false, 0);
-    // Special methods run on operators over objects compiled code did not
-    // create (a config's __getattribute__, an output's __getitem__); in a
-    // package where no code is compiled, nothing runs them there. Calling
-    // an object is the exception: `__call__` of every class would make every
-    // pipeline, trainer, tokenizer and processor a region. The callable
-    // objects compiled code calls without creating them are those an
-    // nn.Module's own methods make (`self.processor = AttnProcessor()` in
-    // its __init__, or `self._default_processor_cls()` of a class the
-    // module's body names): their classes' `__call__` is reached.
-    if (!work_.empty()) {
-      for (std::uint32_t i = 0; i < mods_.size(); ++i)
-        for (const auto& c : mods_[i].classes)
-          for (const auto& [name, f] : c.methods)
-            if (special_at_run_time(name)) reach(i, f);
-      auto call_of = [&](const std::string& q) {
-        if (const Target t = resolve(q, 0); whole_class(t))
-          inherited(t.module, t.id, "__call__", false, 0);
-      };
-      for (std::uint32_t i = 0; i < mods_.size(); ++i)
-        for (std::uint32_t c = 0; c < mods_[i].classes.size(); ++c) {
-          if (!module_like(i, c, 0)) continue;
-          const ClassSummary& cs = mods_[i].classes[c];
-          for (std::uint32_t named : cs.body_classes) inherited(i, named, "__call__", false, 0);
-          for (const auto& q : cs.body_external) call_of(q);
-          for (const auto& [name, f] : cs.methods) {
-            const FunctionSummary& fs = mods_[i].functions[f];
-            for (std::uint32_t made : fs.classes) inherited(i, made, "__call__", false, 0);
-            for (const auto& q : fs.external) call_of(q);
-          }
+    // Special methods run on operators over the objects compiled code
+    // handles: those it creates or loads (their classes are reached, see
+    // reach_class) and those an nn.Module holds or is given without
+    // compiled code naming their class: what the module's methods make
+    // (`self.processor = AttnProcessor()` in its __init__) and what its body
+    // names (`config_class = BartConfig`, the `config: BartConfig` of a
+    // signature, `_default_processor_cls = AttnProcessor`). Those objects'
+    // `__call__` is reached too; a class no compiled code can see keeps its
+    // special methods out (a dataset's __getitem__, a sampler's __iter__).
+    auto held = [&](std::uint32_t m, std::uint32_t c) {
+      inherited(m, c, "__call__", false, 0);
+      reach_specials(m, c, 0);
+    };
+    auto held_name = [&](const std::string& q) {
+      if (const Target t = resolve(q, 0); whole_class(t)) held(t.module, t.id);
+    };
+    for (std::uint32_t i = 0; i < mods_.size(); ++i)
+      for (std::uint32_t c = 0; c < mods_[i].classes.size(); ++c) {
+        if (!module_like(i, c, 0)) continue;
+        const ClassSummary& cs = mods_[i].classes[c];
+        for (std::uint32_t named : cs.body_classes) held(i, named);
+        for (const auto& q : cs.body_external) held_name(q);
+        for (const auto& [name, f] : cs.methods) {
+          const FunctionSummary& fs = mods_[i].functions[f];
+          for (std::uint32_t made : fs.classes) held(i, made);
+          for (const auto& q : fs.external) held_name(q);
         }
-    }
+      }
     drain();
     std::vector<std::vector<std::string>> out(mods_.size());
     for (std::uint32_t i = 0; i < mods_.size(); ++i) {
@@ -551,6 +550,7 @@ class PackageWalk {
   void reach_class(std::uint32_t m, std::uint32_t c) {
     if (class_reached_[m][c]) return;
     class_reached_[m][c] = true;
+    reach_specials(m, c, 0);
     for (const char* meth : {"__init__", "__post_init__", "__new__", "__call__", "forward"})
       inherited(m, c, meth, false, 0);
     const ClassSummary& cs = mods_[m].classes[c];
@@ -560,6 +560,18 @@ class PackageWalk {
     for (const auto& q : cs.external_bases)
       if (const Target t = resolve(q, 0); whole_class(t)) reach_class(t.module, t.id);
     for (const auto& [mm, f] : registered_[m][c]) reach(mm, f);
+  }
+
+  // The special methods of class c and of its bases.
+  void reach_specials(std::uint32_t m, std::uint32_t c, int depth) {
+    if (depth > 32 || specials_reached_[m][c]) return;
+    specials_reached_[m][c] = true;
+    const ClassSummary& cs = mods_[m].classes[c];
+    for (const auto& [name, f] : cs.methods)
+      if (special_at_run_time(name)) reach(m, f);
+    for (std::uint32_t b : cs.bases) reach_specials(m, b, depth + 1);
+    for (const auto& q : cs.external_bases)
+      if (const Target t = resolve(q, 0); whole_class(t)) reach_specials(t.module, t.id, depth + 1);
   }
 
   void reach_global(std::uint32_t m, std::uint32_t g) {
@@ -669,7 +681,7 @@ class PackageWalk {
 
   std::unordered_map<std::string, std::vector<std::pair<std::uint32_t, std::uint32_t>>> by_method_,
       by_property_;
-  std::vector<std::vector<bool>> reached_, class_reached_, global_reached_;
+  std::vector<std::vector<bool>> reached_, class_reached_, specials_reached_, global_reached_;
   // per class: the functions its methods decorate (module, function id)
   std::vector<std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>>> registered_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> work_;

@@ -26,10 +26,11 @@
 // the others only through these root names, never through shared state.
 // Like the one-file walk it over-approximates what it can resolve (a method
 // called on an unknown receiver reaches every package method of that name
-// except tensor methods; `x.a` on one reaches every property named a; the
-// special methods of every class are reached, since any operator on an
-// object compiled code did not create may call them) and ignores what it
-// cannot (getattr by string).
+// except tensor methods; `x.a` on one reaches every property named a; any
+// operator on an object compiled code handles may call its class's special
+// methods, so those of every class compiled code loads, and of every class
+// an nn.Module makes or names (its config, its processors), are reached)
+// and ignores what it cannot (getattr by string).
 #pragma once
 
 #include <cstdint>
