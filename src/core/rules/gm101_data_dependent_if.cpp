@@ -147,6 +147,10 @@ gradient. Otherwise it evaluates the original branch, graph break included.
   `x[i] = v`, `x += v`, `out=x`): `where` returns a new tensor, so aliasing
   would change;
 - a name is declared `global` or `nonlocal`;
+- a name one branch binds and the other leaves as it was holds a Python
+  value there: `flag = False` before the `if`, or None, as inside `if mask is
+  None and ...:` (with no binding of `mask` since that test); `where` needs a
+  tensor in both arms and would only ever fall back to the `if`;
 - `and`/`or`/`not` over operands not proven bool-valued (`x.sum() and y`);
 - Python-valued operands of `and` together with an `else` branch, and
   tests that do not start their line;
@@ -811,6 +815,20 @@ class DataDependentIf final : public lint::Rule {
                      std::string(ctx.text_of(o.value)) + "`), not a tensor",
                false;
     }
+    // A name the test has just found None keeps None in the arm that does
+    // not bind it: the same fallback.
+    auto assigned_in_then = [&](const std::string& n) {
+      for (const Assignment& a : *then_a)
+        if (a.name == n) return true;
+      return false;
+    };
+    for (const Out& o : out)
+      if (((o.arm == 1 && !assigned_in_else(o.name)) ||
+           (o.arm == 2 && !assigned_in_then(o.name))) &&
+          predication::none_before(ctx, func, stmt, o.name))
+        return why = "`" + o.name + "` is None before the `if` (the enclosing `" + o.name +
+                     " is None` test), not a tensor",
+               false;
     std::size_t wheres = 0;
     for (const Out& o : out) wheres += o.arm != 0;
     if (wheres == 0) return why = "no name assigned in the branches is used after the `if`", false;

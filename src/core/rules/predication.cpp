@@ -1085,6 +1085,47 @@ bool bound_before(const lint::RuleContext& ctx, NodeId func, NodeId stmt, std::s
   return found;
 }
 
+bool none_before(const lint::RuleContext& ctx, NodeId func, NodeId stmt, std::string_view name) {
+  const ast::Tree& tree = ctx.tree();
+  const sema::Model& m = *ctx.model();
+  auto is_none_test = [&](NodeId c) {
+    if (tree.kind(c) != NodeKind::Compare) return false;
+    const NodeId left = tree.child(c, GM_F(Compare, left));
+    const auto ops = tree.raw_list(c, GM_F(Compare, ops));
+    const auto rhs = tree.children(c, GM_F(Compare, comparators));
+    return tree.kind(left) == NodeKind::Name && name_id(tree, left) == name && ops.size() == 1 &&
+           static_cast<NodeKind>(ops[0].index) == NodeKind::Is &&
+           tree.kind(rhs[0]) == NodeKind::Constant && ctx.text_of(rhs[0]) == "None";
+  };
+  auto says_none = [&](NodeId test) {
+    if (is_none_test(test)) return true;
+    if (tree.kind(test) != NodeKind::BoolOp || op_of(tree, test, GM_F(BoolOp, op)) != NodeKind::And)
+      return false;
+    for (NodeId v : tree.children(test, GM_F(BoolOp, values)))
+      if (is_none_test(v)) return true;
+    return false;
+  };
+  const std::uint32_t at = tree.at(stmt).begin;
+  NodeId cur = stmt;
+  while (cur && cur != func) {
+    const edits::StatementSlot slot = slot_of(m, cur);
+    if (!slot.parent) return false;
+    const NodeId parent = slot.parent;
+    const NodeKind k = tree.kind(parent);
+    if (k == NodeKind::For || k == NodeKind::AsyncFor || k == NodeKind::While) return false;
+    if (k == NodeKind::If && slot.body.data() == tree.children(parent, GM_F(If, body)).data() &&
+        says_none(tree.child(parent, GM_F(If, test)))) {
+      const std::uint32_t from = tree.at(tree.child(parent, GM_F(If, test))).end;
+      for (const sema::Binding* b : m.bindings_of(m.scope_of(stmt), name))
+        if (b->node && tree.at(b->node).begin >= from && tree.at(b->node).begin < at) return false;
+      return true;
+    }
+    cur = parent;
+    while (cur && cur != func && !edits::is_statement(tree, cur)) cur = m.parent(cur);
+  }
+  return false;
+}
+
 namespace {
 
 // In-place updates of whatever `is_it` matches inside `root`; `label` names it.

@@ -171,6 +171,11 @@ bool read_inside(const lint::RuleContext& ctx, NodeId func, std::string_view nam
 bool bound_before(const lint::RuleContext& ctx, NodeId func, NodeId stmt, std::string_view name,
                   std::uint32_t min_offset = 0);
 
+// `name` holds None when `stmt` runs: `stmt` sits in the body of an `if`
+// whose test is `name is None` (or a conjunction with it), with no binding
+// of `name` between that test and `stmt` and no loop in between.
+bool none_before(const lint::RuleContext& ctx, NodeId func, NodeId stmt, std::string_view name);
+
 // The value `stmt` leaves in `name` may be read later: a load of `name`
 // outside `stmt` that is not preceded, on every path from `stmt`, by an
 // unconditional rebinding that follows `stmt` (conservative: loads before
