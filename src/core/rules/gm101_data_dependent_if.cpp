@@ -147,10 +147,10 @@ gradient. Otherwise it evaluates the original branch, graph break included.
   `x[i] = v`, `x += v`, `out=x`): `where` returns a new tensor, so aliasing
   would change;
 - a name is declared `global` or `nonlocal`;
-- a name one branch binds and the other leaves as it was holds a Python
-  value there: `flag = False` before the `if`, or None, as inside `if mask is
-  None and ...:` (with no binding of `mask` since that test); `where` needs a
-  tensor in both arms and would only ever fall back to the `if`;
+- a branch binds a Python value (`flag = True`), or a name the other branch
+  leaves as it was is None there, as inside `if mask is None and ...:` (with
+  no binding of `mask` since that test): `where` needs a tensor in both arms
+  and would only ever fall back to the `if`;
 - `and`/`or`/`not` over operands not proven bool-valued (`x.sum() and y`);
 - Python-valued operands of `and` together with an `else` branch, and
   tests that do not start their line;
