@@ -739,8 +739,8 @@ class DataDependentIf final : public lint::Rule {
     auto is_definite = [&](const std::string& n) {
       return definite.count(n) || predication::bound_before(ctx, func, stmt, n);
     };
-    auto assigned_in_else = [&](const std::string& n) {
-      for (const Assignment& a : *else_a)
+    auto binds = [](const std::vector<Assignment>& branch, const std::string& n) {
+      for (const Assignment& a : branch)
         if (a.name == n) return true;
       return false;
     };
@@ -763,7 +763,7 @@ class DataDependentIf final : public lint::Rule {
       } else if (is_definite(a.name)) {
         out.push_back({a.name, a.spelling, a.value, 1});
         merged.insert(a.name);
-      } else if (assigned_in_else(a.name) && !read_in_else) {
+      } else if (binds(*else_a, a.name) && !read_in_else) {
         out.push_back({a.name, a.spelling, a.value, 0});
       } else {
         return why = "`" + a.name + "` is bound only when the branch runs and is used after it",
@@ -817,14 +817,8 @@ class DataDependentIf final : public lint::Rule {
     }
     // A name the test has just found None keeps None in the arm that does
     // not bind it: the same fallback.
-    auto assigned_in_then = [&](const std::string& n) {
-      for (const Assignment& a : *then_a)
-        if (a.name == n) return true;
-      return false;
-    };
     for (const Out& o : out)
-      if (((o.arm == 1 && !assigned_in_else(o.name)) ||
-           (o.arm == 2 && !assigned_in_then(o.name))) &&
+      if (((o.arm == 1 && !binds(*else_a, o.name)) || (o.arm == 2 && !binds(*then_a, o.name))) &&
           predication::none_before(ctx, func, stmt, o.name))
         return why = "`" + o.name + "` is None before the `if` (the enclosing `" + o.name +
                      " is None` test), not a tensor",

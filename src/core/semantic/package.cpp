@@ -138,8 +138,11 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
     if (fresh) out.globals.push_back(GlobalSummary{std::string(name), {}, {}, {}, {}});
     return out.globals[it->second];
   };
+  auto module_level = [&](const Binding& b) {
+    return b.scope == 0 && m.scopes_[0].kind == ScopeKind::Module;
+  };
   for (const Binding& b : m.bindings_) {
-    if (b.scope != 0 || m.scopes_[0].kind != ScopeKind::Module) continue;
+    if (!module_level(b)) continue;
     if ((b.kind == BindingKind::Import || b.kind == BindingKind::ImportFrom) &&
         !b.qualified.empty())
       global(b.name).alias = abs(b.qualified);
@@ -178,8 +181,7 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
           push_unique(*sink.external, abs(*q));
         return;
       default:
-        if (sink.globals && b->scope == 0 && m.scopes_[0].kind == ScopeKind::Module)
-          push_unique(*sink.globals, std::string(b->name));
+        if (sink.globals && module_level(*b)) push_unique(*sink.globals, std::string(b->name));
         if (auto f = m.function_of_binding(b, 0); f)
           if (auto id = function_of(f); id != kNone) push_unique(*sink.functions, id);
         return;
@@ -343,8 +345,7 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
     const Binding* rb = m.resolve(recv);
     if (!rb) return std::nullopt;
     std::string cls;
-    if (rb->kind == BindingKind::ClassDef && rb->scope == 0 &&
-        m.scopes_[0].kind == ScopeKind::Module)
+    if (rb->kind == BindingKind::ClassDef && module_level(*rb))
       cls = out.module + "." + std::string(rb->name);
     else if ((rb->kind == BindingKind::Import || rb->kind == BindingKind::ImportFrom) &&
              !rb->qualified.empty())
