@@ -558,6 +558,41 @@ TEST(SemanticRegions, SubmoduleForwardOnlyReachedThroughCalls) {
   EXPECT_EQ(m.region_of(a->def("other")), nullptr);
 }
 
+TEST(SemanticRegions, CallablesStoredInSelfAttributesAreCalled) {
+  // vector_quantize_pytorch: `self.sample_fn = a if c else b` in __init__,
+  // `self.sample_fn(...)` in forward; partial() and a bound method too.
+  auto a = analyze(
+      "import functools\n"
+      "import torch\n"
+      "def sample_ddp(x):\n"
+      "    return x\n"
+      "def sample_local(x):\n"
+      "    return x\n"
+      "def scaled(x, s):\n"
+      "    return x * s\n"
+      "def never(x):\n"
+      "    return x\n"
+      "class Codebook(torch.nn.Module):\n"
+      "    def __init__(self, ddp):\n"
+      "        super().__init__()\n"
+      "        self.sample_fn = sample_ddp if ddp else sample_local\n"
+      "        self.scale_fn = functools.partial(scaled, s=2)\n"
+      "        self.norm_fn = self._norm\n"
+      "        self.unused_fn = never\n"
+      "    def _norm(self, x):\n"
+      "        return x\n"
+      "    def forward(self, x):\n"
+      "        return self.norm_fn(self.scale_fn(self.sample_fn(x)))\n");
+  const auto& m = a->model;
+  for (const char* f : {"sample_ddp", "sample_local", "scaled", "_norm"}) {
+    const auto* r = m.region_of(a->def(f));
+    ASSERT_NE(r, nullptr) << f;
+    EXPECT_EQ(r->reason, RegionReason::Called) << f;
+  }
+  EXPECT_EQ(m.region_of(a->def("never")), nullptr);
+  EXPECT_EQ(m.region_of(a->def("__init__")), nullptr);
+}
+
 // ------------------------------------------------------------ tensor facts
 
 TEST(SemanticFacts, NestedEnumerateAndZipTargets) {

@@ -233,6 +233,60 @@ TEST(PackageRegions, CallReachesTheProcessorClassAModuleBodyNames) {
   EXPECT_EQ(r[2], (Names{"LocalProcessor.__call__", "rotate"}));
 }
 
+TEST(PackageRegions, AnIsinstanceOperandIsNotConstructed) {
+  // vector_quantize_pytorch's Sequential: `isinstance(fn, QUANTIZE_KLASSES)`
+  // in forward compares against every quantizer class and runs none of
+  // their __init__s; a class the forward does construct still reaches its.
+  const std::vector<Module> pkg = {
+      {"q", true, ""},
+      {"q.fsq", false,
+       "class FSQ:\n"
+       "    def __init__(self):\n"
+       "        print('init')\n"
+       "    def __getitem__(self, i):\n"
+       "        return i\n"
+       "class Made:\n"
+       "    def __init__(self):\n"
+       "        pass\n"},
+      {"q.utils", false,
+       "from torch.nn import Module\n"
+       "from .fsq import FSQ, Made\n"
+       "KLASSES = (FSQ,)\n"
+       "class Sequential(Module):\n"
+       "    def forward(self, fn, x):\n"
+       "        if isinstance(fn, KLASSES) or issubclass(type(fn), (FSQ, int)):\n"
+       "            return Made()\n"
+       "        return x\n"},
+  };
+  const auto r = roots(pkg);
+  EXPECT_EQ(r[1], Names{"Made.__init__"});
+}
+
+TEST(PackageRegions, ACallableStoredInSelfFromAnotherFileIsReached) {
+  const std::vector<Module> pkg = {
+      {"v", true, ""},
+      {"v.dist", false,
+       "def sample_ddp(x):\n"
+       "    return x\n"
+       "def sample_local(x):\n"
+       "    return x\n"
+       "def unused(x):\n"
+       "    return x\n"},
+      {"v.codebook", false,
+       "from torch import nn\n"
+       "from .dist import sample_ddp, sample_local, unused\n"
+       "class Codebook(nn.Module):\n"
+       "    def __init__(self, ddp):\n"
+       "        super().__init__()\n"
+       "        self.sample_fn = sample_ddp if ddp else sample_local\n"
+       "        self.other = unused\n"
+       "    def forward(self, x):\n"
+       "        return self.sample_fn(x)\n"},
+  };
+  const auto r = roots(pkg);
+  EXPECT_EQ(r[1], (Names{"sample_ddp", "sample_local"}));
+}
+
 TEST(PackageRegions, ARegistryClassReachesTheFunctionsItsMethodDecorates) {
   // diffusers' attention backends: `@Registry.register(name)` files each
   // backend in a class-level dict; the forward picks one out of

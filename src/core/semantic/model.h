@@ -343,6 +343,10 @@ class Model {
                     bool* nn_layer) const;
   void instance_classes(NodeId expr, std::vector<std::uint32_t>& out, bool* nn_layer,
                         int depth) const;
+  // The names and attributes a callable stored as `self.<attr>` by any
+  // method of cls or of its in-file bases may be: the leaves of each stored
+  // value (`helper`, both arms of `a if c else b`, partial's function).
+  void stored_callables(std::uint32_t cls, std::string_view attr, std::vector<NodeId>& out) const;
   NodeId function_of_binding(const Binding* b, int depth) const;
   std::optional<Interval> value_range_impl(NodeId expr, int depth) const;
   TensorEvidence tensor_evidence_impl(NodeId expr, int depth) const;

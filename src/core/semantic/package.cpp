@@ -188,6 +188,24 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
     }
   };
 
+  // `isinstance(x, C)`, `issubclass(k, (A, B))`: the class operand is only
+  // compared against, never constructed or called, so it reaches nothing
+  // (a forward's `isinstance(fn, QUANTIZE_CLASSES)` does not run every
+  // quantizer's __init__).
+  auto type_test_operand = [&](NodeId e) {
+    NodeId arg = e;
+    NodeId p = m.parent(arg);
+    if (p && t.kind(p) == NodeKind::Tuple) {
+      arg = p;
+      p = m.parent(arg);
+    }
+    if (!p || t.kind(p) != NodeKind::Call) return false;
+    const auto args = t.children(p, GM_F(Call, args));
+    if (args.size() != 2 || args[1] != arg) return false;
+    const auto q = m.qualified_name(t.child(p, GM_F(Call, func)));
+    return q && (*q == "builtins.isinstance" || *q == "builtins.issubclass");
+  };
+
   // The top-level assignment a module-level node belongs to, with its targets.
   auto top_statement = [&](NodeId n) {
     NodeId s = n;
@@ -197,6 +215,15 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
       s = p;
     }
     return NodeId{};
+  };
+
+  // What `self.<attr>` holds when a method stores a function or an
+  // imported name there (`self.sample_fn = helper if c else other`).
+  std::vector<NodeId> held;
+  auto record_stored = [&](std::uint32_t sc, std::string_view attr, FunctionSummary& fs) {
+    held.clear();
+    m.stored_callables(sc, attr, held);
+    for (NodeId e : held) record_load(e, Sink{&fs.next, &fs.classes, &fs.external, &fs.globals});
   };
 
   // `x.a` not called: a property of x's class runs (or a descriptor's
@@ -210,6 +237,7 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
       if (const NodeId meth = m.find_method(sc, attr, false)) {
         if (auto id = function_of(meth); id != kNone) push_unique(fs.next, id);
       } else {
+        record_stored(sc, attr, fs);
         push_unique(fs.self_calls, FunctionSummary::SelfCall{sc, std::move(attr), false});
       }
     } else if (!m.qualified_name(obj) && tensor_attribute(attr).ret == Ret::Unknown &&
@@ -271,7 +299,7 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
       FunctionSummary& fs = out.functions[f];
       const Sink sink{&fs.next, &fs.classes, &fs.external, &fs.globals};
       if (load_name) {
-        record_load(n, sink);
+        if (!type_test_operand(n)) record_load(n, sink);
         if (k == NodeKind::Attribute) attribute_use(n, fs);
       } else if (is_function_def(k)) {
         if (auto g = function_of(n); g != kNone) push_unique(fs.next, g);  // nested
@@ -280,12 +308,14 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
         m.callees_impl(n, callees, nullptr, nullptr);
         for (NodeId g : callees)
           if (auto id = function_of(g); id != kNone) push_unique(fs.next, id);
-        if (!callees.empty()) continue;
         const NodeId func = t.child(n, GM_F(Call, func));
         if (t.kind(func) != NodeKind::Attribute) continue;
         const NodeId obj = t.child(func, GM_F(Attribute, value));
         std::string method(t.text(t.field(func, GM_F(Attribute, attr))));
-        if (const std::uint32_t sc = m.self_class(obj); sc != kNone) {
+        const std::uint32_t sc = m.self_class(obj);
+        if (sc != kNone && !m.find_method(sc, method, false)) record_stored(sc, method, fs);
+        if (!callees.empty()) continue;
+        if (sc != kNone) {
           push_unique(fs.self_calls, FunctionSummary::SelfCall{sc, std::move(method), false});
         } else if (t.kind(obj) == NodeKind::Call &&
                    t.kind(t.child(obj, GM_F(Call, func))) == NodeKind::Name &&

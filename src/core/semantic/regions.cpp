@@ -102,6 +102,37 @@ NodeId Model::function_of_binding(const Binding* b, int depth) const {
   return {};
 }
 
+void Model::stored_callables(std::uint32_t cls, std::string_view attr,
+                             std::vector<NodeId>& out) const {
+  const ast::Tree& t = *tree_;
+  auto leaves = [&](auto& self, NodeId e, int depth) -> void {
+    if (!e || depth > 8) return;
+    switch (t.kind(e)) {
+      case NodeKind::Name:
+      case NodeKind::Attribute: out.push_back(e); return;
+      case NodeKind::IfExp:
+        self(self, t.child(e, GM_F(IfExp, body)), depth + 1);
+        self(self, t.child(e, GM_F(IfExp, orelse)), depth + 1);
+        return;
+      case NodeKind::BoolOp:
+        for (NodeId v : t.children(e, GM_F(BoolOp, values))) self(self, v, depth + 1);
+        return;
+      case NodeKind::NamedExpr: self(self, t.child(e, GM_F(NamedExpr, value)), depth + 1); return;
+      case NodeKind::Call: {
+        const auto args = t.children(e, GM_F(Call, args));
+        const auto q = qualified_name(t.child(e, GM_F(Call, func)));
+        if (q && *q == "functools.partial" && !args.empty()) self(self, args[0], depth + 1);
+        return;
+      }
+      default: return;
+    }
+  };
+  for (std::uint32_t i : attrs_in(with_in_file_bases(cls), attr)) {
+    const AttrInfo& a = attrs_[i];
+    if (!a.container && !a.tensor && a.value_class == kNone) leaves(leaves, a.value, 0);
+  }
+}
+
 void Model::instance_classes(NodeId expr, std::vector<std::uint32_t>& out, bool* nn_layer,
                              int depth) const {
   if (!expr || depth > 6) return;
@@ -214,6 +245,18 @@ void Model::callees_impl(NodeId call, std::vector<NodeId>& out, std::vector<std:
           break;
         }
         instance_classes(func, inst, nn_layer, 0);
+        // `self.fn = helper` (or `a if c else b`, `partial(helper, ...)`)
+        // in some method: calling self.fn calls helper.
+        std::vector<NodeId> held;
+        stored_callables(sc, m, held);
+        for (NodeId e : held) {
+          if (tree_->kind(e) == NodeKind::Name) {
+            add(function_of_binding(resolve(e), 0));
+          } else if (const std::uint32_t c = self_class(tree_->child(e, GM_F(Attribute, value)));
+                     c != kNone) {
+            add(find_method(c, tree_->text(tree_->field(e, GM_F(Attribute, attr))), false));
+          }
+        }
         break;
       }
       if (tree_->kind(obj) == NodeKind::Call) {
