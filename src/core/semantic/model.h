@@ -348,6 +348,9 @@ class Model {
   // value (`helper`, both arms of `a if c else b`, partial's function).
   void stored_callables(std::uint32_t cls, std::string_view attr, std::vector<NodeId>& out) const;
   NodeId function_of_binding(const Binding* b, int depth) const;
+  // The in-file function a name (`helper`) or a self attribute
+  // (`self.method`) refers to; null for anything else.
+  NodeId function_referenced(NodeId expr) const;
   std::optional<Interval> value_range_impl(NodeId expr, int depth) const;
   TensorEvidence tensor_evidence_impl(NodeId expr, int depth) const;
   bool one_element_impl(NodeId expr, int depth) const;

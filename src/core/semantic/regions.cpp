@@ -102,6 +102,18 @@ NodeId Model::function_of_binding(const Binding* b, int depth) const {
   return {};
 }
 
+NodeId Model::function_referenced(NodeId e) const {
+  switch (tree_->kind(e)) {
+    case NodeKind::Name: return function_of_binding(resolve(e), 0);
+    case NodeKind::Attribute: {
+      const std::uint32_t c = self_class(tree_->child(e, GM_F(Attribute, value)));
+      if (c == kNone) return {};
+      return find_method(c, tree_->text(tree_->field(e, GM_F(Attribute, attr))), false);
+    }
+    default: return {};
+  }
+}
+
 void Model::stored_callables(std::uint32_t cls, std::string_view attr,
                              std::vector<NodeId>& out) const {
   const ast::Tree& t = *tree_;
@@ -249,14 +261,7 @@ void Model::callees_impl(NodeId call, std::vector<NodeId>& out, std::vector<std:
         // in some method: calling self.fn calls helper.
         std::vector<NodeId> held;
         stored_callables(sc, m, held);
-        for (NodeId e : held) {
-          if (tree_->kind(e) == NodeKind::Name) {
-            add(function_of_binding(resolve(e), 0));
-          } else if (const std::uint32_t c = self_class(tree_->child(e, GM_F(Attribute, value)));
-                     c != kNone) {
-            add(find_method(c, tree_->text(tree_->field(e, GM_F(Attribute, attr))), false));
-          }
-        }
+        for (NodeId e : held) add(function_referenced(e));
         break;
       }
       if (tree_->kind(obj) == NodeKind::Call) {
@@ -613,15 +618,7 @@ void Analyzer::build_regions(Model& m, std::span<const std::string> extra_roots)
       for (NodeId g : out) add(g, RegionReason::Called, NodeId{f}, c, conf);
       // Functions passed as arguments are called by what receives them.
       auto refer = [&](NodeId a) {
-        if (!a) return;
-        if (t.kind(a) == NodeKind::Name) {
-          add(m.function_of_binding(m.resolve(a), 0), RegionReason::Referenced, NodeId{f}, a, conf);
-        } else if (t.kind(a) == NodeKind::Attribute) {
-          const std::uint32_t sc = m.self_class(t.child(a, GM_F(Attribute, value)));
-          if (sc != kNone)
-            add(m.find_method(sc, t.text(t.field(a, GM_F(Attribute, attr))), false),
-                RegionReason::Referenced, NodeId{f}, a, conf);
-        }
+        if (a) add(m.function_referenced(a), RegionReason::Referenced, NodeId{f}, a, conf);
       };
       for (NodeId a : t.children(c, GM_F(Call, args)))
         refer(t.kind(a) == NodeKind::Starred ? NodeId{} : a);
