@@ -363,6 +363,19 @@ class Model {
   // index lookup per owner instead of a scan of every attribute of the file.
   std::vector<std::uint32_t> attrs_in(const std::vector<std::uint32_t>& owners,
                                       std::string_view attr) const;
+  // f(id) for each attrs_ id of `attr` in `cls` and its in-file bases,
+  // ascending: attrs_in(with_in_file_bases(cls), attr), without building
+  // either vector for a class with no in-file base (most classes; each
+  // class's ids are ascending, as add_attr appends them).
+  template <class F>
+  void for_each_attr_of(std::uint32_t cls, std::string_view attr, F f) const {
+    if (classes_[cls].bases.empty()) {
+      if (const auto* ids = attrs_by_class_.find(SymbolKey::of(cls, attr)))
+        for (std::uint32_t i : *ids) f(i);
+      return;
+    }
+    for (std::uint32_t i : attrs_in(with_in_file_bases(cls), attr)) f(i);
+  }
   void add_attr(const AttrInfo& a) {
     attrs_by_class_[SymbolKey::of(a.cls, a.attr)].push_back(
         static_cast<std::uint32_t>(attrs_.size()));

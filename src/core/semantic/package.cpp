@@ -84,9 +84,11 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
   auto abs = [&](std::string_view q) { return absolute(q, out.module, is_package); };
 
   // Functions and classes in source order (their bindings are).
-  std::unordered_map<std::uint32_t, std::uint32_t> fn_id;  // def node -> id
+  std::vector<std::uint32_t> fn_id(t.node_count() + 1, kNone);  // def node -> id
   for (const Binding& b : m.bindings_) {
-    if (b.kind != BindingKind::FunctionDef || fn_id.count(b.node.index)) continue;
+    if (b.kind != BindingKind::FunctionDef || b.node.index >= fn_id.size() ||
+        fn_id[b.node.index] != kNone)
+      continue;
     fn_id[b.node.index] = static_cast<std::uint32_t>(out.functions.size());
     FunctionSummary f;
     f.name = definition_path(m, b.node);
@@ -103,6 +105,9 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
     }
     out.functions.push_back(std::move(f));
   }
+  auto function_of = [&](NodeId def) -> std::uint32_t {
+    return def.index < fn_id.size() ? fn_id[def.index] : kNone;
+  };
   for (const auto& ci : m.classes_) {
     ClassSummary c;
     c.name = definition_path(m, ci.node);
@@ -124,12 +129,8 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
     for (const Binding& b : m.bindings_)
       if (b.kind == BindingKind::FunctionDef)
         if (auto it = class_of_scope.find(b.scope); it != class_of_scope.end())
-          out.classes[it->second].methods.emplace_back(std::string(b.name), fn_id[b.node.index]);
+          out.classes[it->second].methods.emplace_back(std::string(b.name), function_of(b.node));
   }
-  auto function_of = [&](NodeId def) -> std::uint32_t {
-    auto it = fn_id.find(def.index);
-    return it == fn_id.end() ? kNone : it->second;
-  };
 
   // Module-level bindings: imports (aliases) and values.
   std::unordered_map<std::string_view, std::uint32_t> global_id;
@@ -155,12 +156,38 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
     std::vector<std::string>* external;
     std::vector<std::string>* globals;  // null: module-level globals not tracked
   };
+  // Whether the absolute name of `e` (an attribute chain, or a name bound
+  // by an import) is surely absent or not worth following, known from the
+  // binding of the chain's root without building the name (as
+  // Model::qualified_name would): a builtin, unbound or local root that is
+  // no alias, or an import of torch, typing, collections or builtins (the
+  // whole name then starts "torch.", ...; a bare name also when "torch").
+  auto surely_not_followed = [&](NodeId e) {
+    const bool chain = t.kind(e) == NodeKind::Attribute;
+    while (t.kind(e) == NodeKind::Attribute) e = t.child(e, GM_F(Attribute, value));
+    if (t.kind(e) != NodeKind::Name) return false;
+    const Binding* b = m.resolve(e);
+    if (!b) return true;  // "builtins.<name>" or no name at all
+    if (b->kind == BindingKind::Assign || b->kind == BindingKind::AnnAssign)  // maybe an alias
+      return !b->value || b->node == e ||
+             (t.kind(b->value) != NodeKind::Name && t.kind(b->value) != NodeKind::Attribute);
+    if (b->kind != BindingKind::Import && b->kind != BindingKind::ImportFrom)
+      return true;  // a parameter, def, loop variable...: no absolute name
+    const std::string_view q = b->qualified;
+    if (starts_with(q, "builtins.")) return true;
+    for (std::string_view top : {"torch", "typing", "collections"}) {
+      if (q.size() > top.size() && starts_with(q, top) && q[top.size()] == '.') return true;
+      if (q == top && (chain || top == "torch")) return true;
+    }
+    return false;
+  };
   auto record_load = [&](NodeId e, const Sink& sink) {
     const NodeKind k = t.kind(e);
     if (k == NodeKind::Attribute) {
       // the whole chain only (a.b.c, not a.b)
       const NodeId p = m.parent(e);
       if (p && t.kind(p) == NodeKind::Attribute && t.child(p, GM_F(Attribute, value)) == e) return;
+      if (surely_not_followed(e)) return;
       if (auto q = m.qualified_name(e); q && worth_following(*q))
         push_unique(*sink.external, abs(*q));
       return;
@@ -177,6 +204,7 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
         return;
       case BindingKind::Import:
       case BindingKind::ImportFrom:
+        if (surely_not_followed(e)) return;
         if (auto q = m.qualified_name(e); q && worth_following(*q))
           push_unique(*sink.external, abs(*q));
         return;
@@ -202,7 +230,12 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
     if (!p || t.kind(p) != NodeKind::Call) return false;
     const auto args = t.children(p, GM_F(Call, args));
     if (args.size() != 2 || args[1] != arg) return false;
-    const auto q = m.qualified_name(t.child(p, GM_F(Call, func)));
+    const NodeId func = t.child(p, GM_F(Call, func));
+    if (t.kind(func) == NodeKind::Attribute) {  // builtins.isinstance: no other name needed
+      const auto attr = t.text(t.field(func, GM_F(Attribute, attr)));
+      if (attr != "isinstance" && attr != "issubclass") return false;
+    }
+    const auto q = m.qualified_name(func);
     return q && (*q == "builtins.isinstance" || *q == "builtins.issubclass");
   };
 

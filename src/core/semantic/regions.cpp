@@ -1,6 +1,7 @@
 // Classes (nn.Module-ness, what self.<attr> holds), static call resolution
 // and compiled regions.
 #include <algorithm>
+#include <span>
 #include <unordered_set>
 
 #include "ast/visit.h"
@@ -71,6 +72,29 @@ std::uint32_t Model::self_class(NodeId expr) const {
 
 // A method `name` of `cls` or its in-file bases (depth-first, left to right).
 NodeId Model::find_method(std::uint32_t cls, std::string_view name, bool skip_self) const {
+  // Most classes have at most one in-file base: follow that chain without
+  // the search's two vectors. A cycle back to `cls` ends it as the search
+  // does (a seen class is not looked at again); one elsewhere only repeats
+  // lookups that found nothing, until the step bound. At a class with two
+  // bases the search below starts over.
+  {
+    std::uint32_t c = cls;
+    bool first = true;
+    for (std::size_t step = 0;; ++step) {
+      if (step > classes_.size() || (!first && c == cls)) return {};
+      if (!(first && skip_self))
+        if (const Symbol* sym = find_symbol(classes_[c].scope, name)) {
+          const Binding& b = bindings_[sym->last];
+          if (b.kind == BindingKind::FunctionDef) return b.node;
+          if (b.kind != BindingKind::Declaration) return {};
+        }
+      first = false;
+      const auto& bases = classes_[c].bases;
+      if (bases.empty()) return {};
+      if (bases.size() > 1) break;
+      c = bases[0];
+    }
+  }
   std::vector<std::uint32_t> stack{cls};
   std::vector<std::uint32_t> seen;
   bool first = true;
@@ -139,10 +163,10 @@ void Model::stored_callables(std::uint32_t cls, std::string_view attr,
       default: return;
     }
   };
-  for (std::uint32_t i : attrs_in(with_in_file_bases(cls), attr)) {
+  for_each_attr_of(cls, attr, [&](std::uint32_t i) {
     const AttrInfo& a = attrs_[i];
     if (!a.container && !a.tensor && a.value_class == kNone) leaves(leaves, a.value, 0);
-  }
+  });
 }
 
 void Model::instance_classes(NodeId expr, std::vector<std::uint32_t>& out, bool* nn_layer,
@@ -154,12 +178,12 @@ void Model::instance_classes(NodeId expr, std::vector<std::uint32_t>& out, bool*
   auto attr_of = [&](NodeId self_expr, std::string_view attr, bool want_container) {
     const std::uint32_t c = self_class(self_expr);
     if (c == kNone) return;
-    for (std::uint32_t i : attrs_in(with_in_file_bases(c), attr)) {
+    for_each_attr_of(c, attr, [&](std::uint32_t i) {
       const AttrInfo& a = attrs_[i];
-      if (a.container != want_container) continue;
+      if (a.container != want_container) return;
       add(a.value_class);
       if (a.nn_layer && nn_layer) *nn_layer = true;
-    }
+    });
   };
   switch (tree_->kind(expr)) {
     case NodeKind::Call: {
@@ -524,8 +548,9 @@ std::vector<std::uint32_t> Model::attrs_in(const std::vector<std::uint32_t>& own
 
 void Analyzer::build_regions(Model& m, std::span<const std::string> extra_roots) {
   const Tree& t = *m.tree_;
-  // Calls and nested defs per owning function.
-  std::unordered_map<std::uint32_t, std::vector<NodeId>> calls, nested;
+  // Calls and nested defs per owning function: (owner, node) pairs in
+  // postorder, then grouped by owner (stable: postorder within a group).
+  std::vector<std::pair<std::uint32_t, NodeId>> calls, nested;
   std::vector<NodeId> compile_calls;
   for (NodeId n : m.postorder_) {
     const NodeKind k = t.kind(n);
@@ -534,13 +559,28 @@ void Analyzer::build_regions(Model& m, std::span<const std::string> extra_roots)
     if (s == kNone) continue;
     const std::uint32_t owner = m.scope_owner_def_[s];
     if (k == NodeKind::Call) {
-      if (owner) calls[owner].push_back(n);
-      const auto q = m.qualified_name(t.child(n, GM_F(Call, func)));
+      if (owner) calls.emplace_back(owner, n);
+      // `x.compile(...)` is torch.compile only when x is torch (the
+      // attribute is checked first: most calls are not, and their
+      // qualified names need not be built).
+      const NodeId func = t.child(n, GM_F(Call, func));
+      if (t.kind(func) == NodeKind::Attribute &&
+          t.text(t.field(func, GM_F(Attribute, attr))) != "compile")
+        continue;
+      const auto q = m.qualified_name(func);
       if (q && (*q == "torch.compile")) compile_calls.push_back(n);
     } else if (owner) {
-      nested[owner].push_back(n);
+      nested.emplace_back(owner, n);
     }
   }
+  auto by_owner = [](const auto& a, const auto& b) { return a.first < b.first; };
+  std::stable_sort(calls.begin(), calls.end(), by_owner);
+  std::stable_sort(nested.begin(), nested.end(), by_owner);
+  auto of_owner = [&](const std::vector<std::pair<std::uint32_t, NodeId>>& v, std::uint32_t f) {
+    const auto r =
+        std::equal_range(v.begin(), v.end(), std::pair<std::uint32_t, NodeId>{f, {}}, by_owner);
+    return std::span(r.first, r.second);
+  };
   std::vector<std::uint32_t> work;
   auto add = [&](NodeId fn, RegionReason why, NodeId via, NodeId site, ModuleConfidence conf) {
     if (!fn || m.region_index_.count(fn.index)) return;
@@ -608,11 +648,9 @@ void Analyzer::build_regions(Model& m, std::span<const std::string> extra_roots)
     const std::uint32_t f = work.back();
     work.pop_back();
     const ModuleConfidence conf = m.regions_[m.region_index_[f]].confidence;
-    if (auto it = nested.find(f); it != nested.end())
-      for (NodeId g : it->second) add(g, RegionReason::Nested, NodeId{f}, g, conf);
-    auto it = calls.find(f);
-    if (it == calls.end()) continue;
-    for (NodeId c : it->second) {
+    for (const auto& [owner, g] : of_owner(nested, f))
+      add(g, RegionReason::Nested, NodeId{f}, g, conf);
+    for (const auto& [owner, c] : of_owner(calls, f)) {
       out.clear();
       m.callees_impl(c, out, nullptr, nullptr);
       for (NodeId g : out) add(g, RegionReason::Called, NodeId{f}, c, conf);

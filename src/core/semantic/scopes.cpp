@@ -243,7 +243,6 @@ class Pass1 {
     if (!root) return;
     std::vector<Frame> stack;
     stack.push_back({root.index, 0, 0, 0, false});
-    std::vector<Frame> kids;
     while (!stack.empty()) {
       const Frame f = stack.back();
       stack.pop_back();
@@ -256,9 +255,7 @@ class Pass1 {
       (*node_scope)[f.node] = f.scope;
       (*slot)[f.node] = f.slot;
       stack.push_back({f.node, f.scope, f.parent, f.slot, true});
-      kids.clear();
-      visit(NodeId{f.node}, f.scope, kids);
-      for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
+      visit(NodeId{f.node}, f.scope, stack);  // pushes the children, last first
     }
   }
 
@@ -286,20 +283,23 @@ class Pass1 {
     bindings_.push_back(std::move(b));
   }
 
-  // Push every child of `node` with scope `s`, except where `pick` says.
+  // Push every child of `node` with scope `s`, except where `pick` says,
+  // onto the walk's stack, last child first (so the first is visited first).
   template <typename Pick>
-  void children(NodeId node, std::vector<Frame>& kids, Pick pick) {
+  void children(NodeId node, std::vector<Frame>& stack, Pick pick) {
     const auto fields = ast::fields_of(t_.kind(node));
-    for (int i = 0; i < static_cast<int>(fields.size()); ++i) {
+    for (int i = static_cast<int>(fields.size()) - 1; i >= 0; --i) {
       const auto fk = fields[i].kind;
       if (fk == ast::FieldKind::Node || fk == ast::FieldKind::OptNode) {
         const NodeId c = t_.child(node, i);
         if (c)
-          kids.push_back({c.index, pick(i, c), node.index, static_cast<std::uint8_t>(i), false});
+          stack.push_back({c.index, pick(i, c), node.index, static_cast<std::uint8_t>(i), false});
       } else if (fk == ast::FieldKind::List || fk == ast::FieldKind::OptList) {
-        for (NodeId c : t_.children(node, i))
-          if (c)
-            kids.push_back({c.index, pick(i, c), node.index, static_cast<std::uint8_t>(i), false});
+        const auto list = t_.children(node, i);
+        for (auto it = list.rbegin(); it != list.rend(); ++it)
+          if (*it)
+            stack.push_back(
+                {it->index, pick(i, *it), node.index, static_cast<std::uint8_t>(i), false});
       }
     }
   }
@@ -390,7 +390,7 @@ class Pass1 {
     add_binding(id, kind, owner, name, binder, value, source, eff);
   }
 
-  void visit(NodeId node, ScopeId s, std::vector<Frame>& kids) {
+  void visit(NodeId node, ScopeId s, std::vector<Frame>& stack) {
     const NodeKind k = t_.kind(node);
     const auto& nd = t_.at(node);
     switch (k) {
@@ -399,19 +399,19 @@ class Pass1 {
         const std::string_view name = ident(node, GM_F(FunctionDef, name));
         add_binding(name, BindingKind::FunctionDef, s, node, node, {}, {}, nd.end);
         const ScopeId f = new_scope(ScopeKind::Function, node, s, name);
-        children(node, kids, [&](int i, NodeId) { return i == GM_F(FunctionDef, body) ? f : s; });
+        children(node, stack, [&](int i, NodeId) { return i == GM_F(FunctionDef, body) ? f : s; });
         return;
       }
       case NodeKind::Lambda: {
         const ScopeId f = new_scope(ScopeKind::Lambda, node, s, {});
-        children(node, kids, [&](int i, NodeId) { return i == GM_F(Lambda, body) ? f : s; });
+        children(node, stack, [&](int i, NodeId) { return i == GM_F(Lambda, body) ? f : s; });
         return;
       }
       case NodeKind::ClassDef: {
         const std::string_view name = ident(node, GM_F(ClassDef, name));
         add_binding(name, BindingKind::ClassDef, s, node, node, {}, {}, nd.end);
         const ScopeId c = new_scope(ScopeKind::Class, node, s, name);
-        children(node, kids, [&](int i, NodeId) { return i == GM_F(ClassDef, body) ? c : s; });
+        children(node, stack, [&](int i, NodeId) { return i == GM_F(ClassDef, body) ? c : s; });
         return;
       }
       case NodeKind::ListComp:
@@ -419,7 +419,7 @@ class Pass1 {
       case NodeKind::DictComp:
       case NodeKind::GeneratorExp: {
         const ScopeId q = new_scope(ScopeKind::Comprehension, node, s, {});
-        children(node, kids, [&](int, NodeId) { return q; });
+        children(node, stack, [&](int, NodeId) { return q; });
         return;
       }
       case NodeKind::comprehension: {
@@ -433,7 +433,7 @@ class Pass1 {
           first = !gens.empty() && gens[0] == node;
         }
         const ScopeId outer = first && scopes_[s].parent != kNone ? scopes_[s].parent : s;
-        children(node, kids,
+        children(node, stack,
                  [&](int i, NodeId) { return i == GM_F(comprehension, iter) ? outer : s; });
         return;
       }
@@ -443,7 +443,7 @@ class Pass1 {
         if (owner && (is_function_def(t_.kind(owner)) || t_.kind(owner) == NodeKind::Lambda) &&
             (*opened)[owner.index] != kNone)
           ps = (*opened)[owner.index];
-        children(node, kids, [&](int i, NodeId) {
+        children(node, stack, [&](int i, NodeId) {
           return (i == GM_F(arguments, defaults) || i == GM_F(arguments, kw_defaults)) ? s : ps;
         });
         return;
@@ -456,7 +456,7 @@ class Pass1 {
         if (scopes_[s].node) eff = t_.at(scopes_[s].node).begin;
         add_binding(ident(node, GM_F(arg, arg)), BindingKind::Parameter, s, node, node, {}, {},
                     eff);
-        children(node, kids, [&](int, NodeId) { return outer; });
+        children(node, stack, [&](int, NodeId) { return outer; });
         return;
       }
       case NodeKind::Name: bind_name_node(node, s); break;
@@ -529,7 +529,7 @@ class Pass1 {
         break;
       default: break;
     }
-    children(node, kids, [&](int, NodeId) { return s; });
+    children(node, stack, [&](int, NodeId) { return s; });
   }
 
   const Tree& t_;
@@ -616,11 +616,19 @@ void Analyzer::build_scopes(Model& m) {
       if (at.index < n && m.node_scope_[at.index] != key.scope) sym.foreign = true;
     }
     sym.order_count = static_cast<std::uint32_t>(m.by_effective_.size()) - sym.order_begin;
-    // Binding ids grow in chain order, so ties keep it (stable).
-    std::stable_sort(m.by_effective_.begin() + sym.order_begin, m.by_effective_.end(),
-                     [&](BindingId a, BindingId c) {
-                       return m.bindings_[a].effective < m.bindings_[c].effective;
-                     });
+    // Binding ids grow in chain order, so ties keep it (stable). Most
+    // symbols have a few bindings: an insertion sort, which is stable and,
+    // unlike stable_sort, allocates no buffer.
+    const auto first = m.by_effective_.begin() + sym.order_begin, last = m.by_effective_.end();
+    auto earlier = [&](BindingId a, BindingId c) {
+      return m.bindings_[a].effective < m.bindings_[c].effective;
+    };
+    if (sym.order_count > 16) {
+      std::stable_sort(first, last, earlier);
+      continue;
+    }
+    for (auto i = first; i != last; ++i)
+      for (auto j = i; j != first && earlier(*j, *(j - 1)); --j) std::iter_swap(j, j - 1);
   }
   // Every loaded name resolved once: the rules and the fact sweeps ask again
   // and again, and each lookup walks the scope chain through hash tables.
