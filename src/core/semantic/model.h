@@ -326,6 +326,8 @@ class Model {
   const Symbol* find_symbol(ScopeId scope, std::string_view name) const;
   const Symbol* find_symbol(const SymbolKey& key) const;
   ScopeId lookup_scope(ScopeId from, const SymbolKey& key) const;  // key's scope ignored
+  // lookup_scope's symbol too (null with owner kNone: not found).
+  const Symbol* lookup_symbol(ScopeId from, const SymbolKey& key, ScopeId& owner) const;
   std::uint32_t lookup_scope(ScopeId from, std::string_view name, bool skip_first_class) const;
   const Binding* pick_binding(const Symbol& sym, std::uint32_t use, bool same_scope) const;
   // The symbol's last binding taking effect at or before `use` (the later

@@ -639,10 +639,9 @@ void Analyzer::build_scopes(Model& m) {
       continue;
     const ScopeId s = m.node_scope_[id.index];
     if (s == kNone) continue;
-    const auto key = Model::SymbolKey::of(0, m.name_text(id));
-    const ScopeId owner = m.lookup_scope(s, key);
+    ScopeId owner = kNone;
+    const Model::Symbol* sym = m.lookup_symbol(s, Model::SymbolKey::of(0, m.name_text(id)), owner);
     if (owner == kNone) continue;
-    const Model::Symbol* sym = m.find_symbol(key.in(owner));
     const Binding* b = sym ? m.pick_binding(*sym, t.at(id).begin, owner == s) : nullptr;
     m.load_binding_[id.index] =
         b ? static_cast<std::uint32_t>(b - m.bindings_.data()) : Model::kBoundWithoutValue;
@@ -693,8 +692,16 @@ std::uint32_t Model::lookup_scope(ScopeId from, std::string_view name,
 }
 
 ScopeId Model::lookup_scope(ScopeId from, const SymbolKey& key) const {
+  ScopeId owner = kNone;
+  lookup_symbol(from, key, owner);
+  return owner;
+}
+
+const Model::Symbol* Model::lookup_symbol(ScopeId from, const SymbolKey& key,
+                                          ScopeId& owner) const {
   ScopeId cur = from;
   bool first = true;
+  owner = kNone;
   while (cur != kNone) {
     const Scope& sc = scopes_[cur];
     if (!first && sc.kind == ScopeKind::Class) {  // not visible from nested scopes
@@ -703,15 +710,20 @@ ScopeId Model::lookup_scope(ScopeId from, const SymbolKey& key) const {
     }
     const std::uint8_t* d = decls_.find(key.in(cur));
     if (d) {
-      if (*d & 1) return find_symbol(key) ? 0 : kNone;
+      if (*d & 1) {
+        const Symbol* sym = find_symbol(key.in(0));
+        if (sym) owner = 0;
+        return sym;
+      }
       // nonlocal: continue outwards (the owner is an enclosing function)
-    } else if (find_symbol(key.in(cur))) {
-      return cur;
+    } else if (const Symbol* sym = find_symbol(key.in(cur))) {
+      owner = cur;
+      return sym;
     }
     first = false;
     cur = sc.parent;
   }
-  return kNone;
+  return nullptr;
 }
 
 // The binding in effect at `use` (the latest-effective one at or before it,
