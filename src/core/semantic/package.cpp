@@ -35,11 +35,18 @@ std::string absolute(std::string_view q, std::string_view module, bool is_packag
   return out;
 }
 
-bool worth_following(std::string_view q) {
-  // Names no package module can define.
-  return !q.empty() && !starts_with(q, "builtins.") && q != "torch" && !starts_with(q, "torch.") &&
-         !starts_with(q, "typing.") && !starts_with(q, "collections.");
+// Names no package module can define: under builtins, torch, typing or
+// collections (and torch itself). `extended`: q is only the head of a longer
+// dotted name (q + ".<more>"), so typing, collections and builtins count too.
+bool outside_packages(std::string_view q, bool extended) {
+  for (std::string_view top : {"builtins", "torch", "typing", "collections"})
+    if (starts_with(q, top) &&
+        (q.size() == top.size() ? extended || top == "torch" : q[top.size()] == '.'))
+      return true;
+  return false;
 }
+
+bool worth_following(std::string_view q) { return !q.empty() && !outside_packages(q, false); }
 
 template <class T>
 void push_unique(std::vector<T>& v, T x) {
@@ -173,13 +180,7 @@ ModuleSummary Analyzer::summarize(const Model& m, std::string module, bool is_pa
              (t.kind(b->value) != NodeKind::Name && t.kind(b->value) != NodeKind::Attribute);
     if (b->kind != BindingKind::Import && b->kind != BindingKind::ImportFrom)
       return true;  // a parameter, def, loop variable...: no absolute name
-    const std::string_view q = b->qualified;
-    if (starts_with(q, "builtins.")) return true;
-    for (std::string_view top : {"torch", "typing", "collections"}) {
-      if (q.size() > top.size() && starts_with(q, top) && q[top.size()] == '.') return true;
-      if (q == top && (chain || top == "torch")) return true;
-    }
-    return false;
+    return outside_packages(b->qualified, chain);
   };
   auto record_load = [&](NodeId e, const Sink& sink) {
     const NodeKind k = t.kind(e);

@@ -1,6 +1,7 @@
 // Classes (nn.Module-ness, what self.<attr> holds), static call resolution
 // and compiled regions.
 #include <algorithm>
+#include <optional>
 #include <span>
 #include <unordered_set>
 
@@ -72,6 +73,17 @@ std::uint32_t Model::self_class(NodeId expr) const {
 
 // A method `name` of `cls` or its in-file bases (depth-first, left to right).
 NodeId Model::find_method(std::uint32_t cls, std::string_view name, bool skip_self) const {
+  // What class c itself binds `name` to: nullopt when nothing (or a bare
+  // annotation), so the search goes on to its bases; else its method, or
+  // none when another binding hides the bases' methods.
+  auto own = [&](std::uint32_t c) -> std::optional<NodeId> {
+    const Symbol* sym = find_symbol(classes_[c].scope, name);
+    if (!sym) return std::nullopt;
+    const Binding& b = bindings_[sym->last];
+    if (b.kind == BindingKind::FunctionDef) return b.node;
+    if (b.kind != BindingKind::Declaration) return NodeId{};
+    return std::nullopt;
+  };
   // Most classes have at most one in-file base: follow that chain without
   // the search's two vectors. A cycle back to `cls` ends it as the search
   // does (a seen class is not looked at again); one elsewhere only repeats
@@ -83,11 +95,7 @@ NodeId Model::find_method(std::uint32_t cls, std::string_view name, bool skip_se
     for (std::size_t step = 0;; ++step) {
       if (step > classes_.size() || (!first && c == cls)) return {};
       if (!(first && skip_self))
-        if (const Symbol* sym = find_symbol(classes_[c].scope, name)) {
-          const Binding& b = bindings_[sym->last];
-          if (b.kind == BindingKind::FunctionDef) return b.node;
-          if (b.kind != BindingKind::Declaration) return {};
-        }
+        if (const auto found = own(c)) return *found;
       first = false;
       const auto& bases = classes_[c].bases;
       if (bases.empty()) return {};
@@ -103,13 +111,8 @@ NodeId Model::find_method(std::uint32_t cls, std::string_view name, bool skip_se
     stack.pop_back();
     if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
     seen.push_back(c);
-    if (!(first && skip_self)) {
-      if (const Symbol* sym = find_symbol(classes_[c].scope, name)) {
-        const Binding& b = bindings_[sym->last];
-        if (b.kind == BindingKind::FunctionDef) return b.node;
-        if (b.kind != BindingKind::Declaration) return {};
-      }
-    }
+    if (!(first && skip_self))
+      if (const auto found = own(c)) return *found;
     first = false;
     const auto& bases = classes_[c].bases;
     for (auto it = bases.rbegin(); it != bases.rend(); ++it) stack.push_back(*it);
